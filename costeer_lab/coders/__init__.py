@@ -1,0 +1,3 @@
+"""coders subpackage."""
+
+__all__: list[str] = []

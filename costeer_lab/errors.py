@@ -1,0 +1,79 @@
+"""Exceptions raised by costeer_lab.
+
+Every error the library raises on purpose is a subclass of :class:`CosteerLabError`, so callers can
+catch the whole family with one ``except``. Messages name the bad value and what was expected.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "did_you_mean",
+    "ConfigurationError",
+    "CosteerLabError",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "InvalidInputError",
+    "NotFoundError",
+    "SchemaVersionError",
+    "StoreError",
+    "UnknownNameError",
+    "VectorIndexError",
+]
+
+
+class CosteerLabError(Exception):
+    """Base class of every error raised by costeer_lab."""
+
+
+class ConfigurationError(CosteerLabError):
+    """A setting, URL or specification is malformed or inconsistent."""
+
+
+class InvalidInputError(CosteerLabError, ValueError):
+    """An argument has the wrong type, shape or value (empty input, non-string text, …)."""
+
+
+class UnknownNameError(CosteerLabError, KeyError):
+    """A registry lookup failed; the message lists the known names and the closest match."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class NotFoundError(CosteerLabError, LookupError):
+    """A requested item (node, record, task, …) does not exist."""
+
+
+class StoreError(CosteerLabError):
+    """The store could not complete an operation."""
+
+
+class SchemaVersionError(StoreError):
+    """The store file was written by a schema version this code does not understand."""
+
+
+class EmbedderError(CosteerLabError):
+    """An embedder failed (authentication, endpoint, model files, …)."""
+
+
+class EmbedderMismatchError(CosteerLabError, ValueError):
+    """Vectors of one embedder (id or dimension) were mixed with vectors of another."""
+
+
+class VectorIndexError(CosteerLabError):
+    """A vector index is unusable (corrupt file, wrong dimension, …)."""
+
+
+def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
+    """Return a message fragment listing ``known`` names and the closest match to ``name``.
+
+    Example:
+        >>> did_you_mean("hashin", ["hashing", "minilm"])
+        "known: 'hashing', 'minilm'; did you mean 'hashing'?"
+    """
+    import difflib
+
+    listed = ", ".join(repr(k) for k in sorted(known))
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"known: {listed}{hint}"

@@ -1,0 +1,3 @@
+"""evaluate subpackage."""
+
+__all__: list[str] = []

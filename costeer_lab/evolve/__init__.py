@@ -1,0 +1,3 @@
+"""evolve subpackage."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""experiment subpackage."""
+
+__all__: list[str] = []

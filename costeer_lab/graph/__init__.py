@@ -1,0 +1,3 @@
+"""graph subpackage."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""index subpackage."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""knowledge subpackage."""
+
+__all__: list[str] = []

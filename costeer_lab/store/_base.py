@@ -1,0 +1,202 @@
+"""The store contract: the durable source of truth of costeer_lab.
+
+FAISS indexes and the in-memory networkx graph are derived views rebuilt from a store; everything
+else (query logs, attempts, LLM response cache, experiment state) lives in the store as JSON records.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["BaseStore"]
+
+JSONScalar = str | int | float | bool | None
+
+
+class BaseStore(abc.ABC):
+    """Abstract durable store.
+
+    Contract every backend honours (checked by ``costeer_lab.testing.StoreTestSuite``):
+
+    * **Durability.** A write method that has returned is durable: after a crash (even SIGKILL of
+      the writing process) the store reopens and holds it. Outside :meth:`transaction`, each write
+      method call is its own transaction; inside, all calls commit or roll back together.
+    * **Concurrency.** Several processes may open the same store and write concurrently; writers
+      wait (busy timeout) rather than fail. One store object is used by one thread at a time;
+      open one per thread/process.
+    * **No mutation of inputs.** Arguments (records, arrays, dicts) are never modified; returned
+      objects are fresh copies the caller may keep.
+    * **JSON only.** Attributes and records are JSON-serializable; nothing is pickled. Vectors are
+      raw little-endian float32 bytes tagged with their embedder id and dimension.
+    * **Upserts.** ``put_*`` replace an existing item with the same key; a node keeps its
+      ``created_at`` and gets a new ``updated_at``.
+    * **Ordering.** ``iter_*`` yield items in insertion order (ties broken by key).
+    * **Schema versions.** Opening a store written by a newer schema version raises
+      :class:`~costeer_lab.errors.SchemaVersionError`; older versions are migrated in place.
+    * **Vector collections.** A collection holds vectors of exactly one embedder id and dimension;
+      writing another raises :class:`~costeer_lab.errors.EmbedderMismatchError` naming both. Every
+      change to a collection increments its version (:meth:`collection_version`), which lets
+      derived indexes detect that they are stale.
+    """
+
+    #: URL the store was opened from (``sqlite:///path``, ``sqlite:///:memory:``, ``postgresql://…``).
+    url: str
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def schema_version(self) -> int:
+        """Schema version of the opened store."""
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes: ``with store.transaction(): ...`` commits on success, rolls back on error.
+
+        Nested calls join the outer transaction.
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections. Idempotent."""
+
+    def __enter__(self) -> BaseStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- nodes -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
+        """Insert or replace nodes by id."""
+
+    @abc.abstractmethod
+    def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
+        """Nodes with these ids, in the order given; missing ids are skipped."""
+
+    def get_node(self, node_id: str) -> NodeRecord | None:
+        """The node with this id, or ``None``."""
+        found = self.get_nodes([node_id])
+        return found[0] if found else None
+
+    @abc.abstractmethod
+    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
+        """All nodes (of one kind when given), in insertion order."""
+
+    @abc.abstractmethod
+    def count_nodes(self, kind: str | None = None) -> int:
+        """Number of nodes (of one kind when given)."""
+
+    @abc.abstractmethod
+    def delete_nodes(self, ids: Sequence[str]) -> int:
+        """Delete nodes and every edge touching them; returns the number of nodes deleted."""
+
+    # -- edges -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
+        """Insert or replace edges keyed by ``(src, dst, kind)``. Endpoints need not exist yet."""
+
+    @abc.abstractmethod
+    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
+        """Edges (of one kind; touching ``node`` as src or dst, when given)."""
+
+    @abc.abstractmethod
+    def count_edges(self, kind: str | None = None) -> int:
+        """Number of edges (of one kind when given)."""
+
+    @abc.abstractmethod
+    def delete_edges(self, keys: Sequence[tuple[str, str, str]]) -> int:
+        """Delete edges by ``(src, dst, kind)``; returns how many existed."""
+
+    # -- embedding cache -------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_cached_embeddings(
+        self, embedder_id: str, text_hashes: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Cached vectors keyed by text sha256 (hex); absent hashes are missing from the dict."""
+
+    @abc.abstractmethod
+    def put_cached_embeddings(
+        self, embedder_id: str, items: Mapping[str, npt.NDArray[np.float32]]
+    ) -> None:
+        """Cache vectors keyed by text sha256 (hex) for ``embedder_id``."""
+
+    # -- vector collections (what FAISS indexes are rebuilt from) -----------------------------
+    @abc.abstractmethod
+    def put_vectors(
+        self,
+        collection: str,
+        embedder_id: str,
+        ids: Sequence[str],
+        vectors: npt.NDArray[np.float32],
+    ) -> None:
+        """Insert or replace ``vectors[i]`` under ``ids[i]`` in ``collection``.
+
+        Raises:
+            EmbedderMismatchError: the collection already holds another embedder id or dimension.
+            InvalidInputError: ``len(ids) != len(vectors)`` or ``vectors`` is not 2-D.
+        """
+
+    @abc.abstractmethod
+    def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
+        """Remove vectors by id; returns how many existed."""
+
+    @abc.abstractmethod
+    def load_vectors(
+        self, collection: str
+    ) -> tuple[list[str], npt.NDArray[np.float32], str | None]:
+        """``(ids, matrix (n, d), embedder_id)`` of a collection; ``(…, None)`` when empty."""
+
+    @abc.abstractmethod
+    def collection_version(self, collection: str) -> int:
+        """A counter that increases with every change to the collection (0 when never written)."""
+
+    @abc.abstractmethod
+    def collection_info(self, collection: str) -> tuple[str, int] | None:
+        """``(embedder_id, dim)`` of a collection, or ``None`` when it holds no vectors."""
+
+    # -- JSON records ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
+        """Insert or replace JSON records ``(key, data)`` of a kind."""
+
+    def put_record(self, kind: str, key: str, data: JSONValue) -> None:
+        """Insert or replace one JSON record."""
+        self.put_records(kind, [(key, data)])
+
+    @abc.abstractmethod
+    def get_record(self, kind: str, key: str) -> JSONValue | None:
+        """The record's data, or ``None``."""
+
+    @abc.abstractmethod
+    def iter_records(
+        self, kind: str, where: Mapping[str, JSONScalar] | None = None
+    ) -> Iterator[tuple[str, JSONValue]]:
+        """Records of a kind in insertion order; ``where`` keeps those whose top-level JSON
+        fields equal the given values (applied in the backend, not in Python)."""
+
+    @abc.abstractmethod
+    def count_records(self, kind: str, where: Mapping[str, JSONScalar] | None = None) -> int:
+        """Number of records of a kind (matching ``where``)."""
+
+    @abc.abstractmethod
+    def delete_records(self, kind: str, keys: Sequence[str]) -> int:
+        """Delete records; returns how many existed."""
+
+    # -- metadata ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_meta(self, key: str) -> str | None:
+        """A store-level metadata value."""
+
+    @abc.abstractmethod
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a store-level metadata value."""

@@ -1,0 +1,3 @@
+"""suites subpackage."""
+
+__all__: list[str] = []

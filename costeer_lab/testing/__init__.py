@@ -1,0 +1,3 @@
+"""testing subpackage."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""viz subpackage."""
+
+__all__: list[str] = []
