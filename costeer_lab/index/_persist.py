@@ -1,0 +1,118 @@
+"""The on-disk format of a vector index (no pickle) and atomic file writes.
+
+Layout of an index file::
+
+    magic   8 bytes   b"CLVIDX01"
+    sha256 32 bytes   digest of everything after it
+    hlen    8 bytes   little-endian length of the JSON header
+    header  hlen      UTF-8 JSON: format version, kind, dim, embedder id, id mapping, params, ...
+    payload rest      faiss.serialize_index bytes
+
+Any truncation, flipped byte or malformed header raises
+:class:`~costeer_lab.errors.VectorIndexError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from costeer_lab.errors import VectorIndexError
+
+__all__ = ["FORMAT_VERSION", "atomic_write_bytes", "decode_index_file", "encode_index_file"]
+
+FORMAT_VERSION = 1
+_MAGIC = b"CLVIDX01"
+_PREFIX = len(_MAGIC) + 32 + 8
+
+
+def encode_index_file(header: dict[str, Any], payload: bytes) -> bytes:
+    """Return the bytes of an index file holding ``header`` (JSON) and ``payload``.
+
+    Example:
+        >>> data = encode_index_file({"format": 1}, b"xyz")
+        >>> decode_index_file(data, "<mem>")
+        ({'format': 1}, b'xyz')
+    """
+    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    body = struct.pack("<Q", len(head)) + head + payload
+    return _MAGIC + hashlib.sha256(body).digest() + body
+
+
+def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], bytes]:
+    """Split and verify the bytes of an index file; ``source`` names it in errors.
+
+    Raises:
+        VectorIndexError: wrong magic, truncated file, checksum mismatch or malformed header.
+    """
+    if len(data) < _PREFIX:
+        raise VectorIndexError(
+            f"index file {source} is truncated: {len(data)} bytes, expected at least {_PREFIX}"
+        )
+    if data[: len(_MAGIC)] != _MAGIC:
+        raise VectorIndexError(
+            f"{source} is not a costeer_lab index file (magic {data[:8]!r}, expected {_MAGIC!r})"
+        )
+    digest = data[len(_MAGIC) : len(_MAGIC) + 32]
+    body = data[len(_MAGIC) + 32 :]
+    if hashlib.sha256(body).digest() != digest:
+        raise VectorIndexError(f"index file {source} is corrupt: sha256 checksum mismatch")
+    (hlen,) = struct.unpack("<Q", body[:8])
+    if hlen > len(body) - 8:
+        raise VectorIndexError(f"index file {source} is corrupt: header length {hlen} too large")
+    try:
+        header = json.loads(body[8 : 8 + hlen].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VectorIndexError(f"index file {source} has a malformed header: {exc}") from exc
+    if not isinstance(header, dict):
+        raise VectorIndexError(f"index file {source} header is not a JSON object")
+    if header.get("format") != FORMAT_VERSION:
+        raise VectorIndexError(
+            f"index file {source} has format {header.get('format')!r}, expected {FORMAT_VERSION}"
+        )
+    return header, bytes(body[8 + hlen :])
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same directory, fsync, rename.
+
+    Readers see either the old file or the complete new one, never a partial write.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.bin"
+        >>> atomic_write_bytes(p, b"hello"); p.read_bytes()
+        b'hello'
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (no-op where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)

@@ -1,0 +1,139 @@
+"""Encoding helpers shared by store backends: strict JSON, float32 vector blobs, ``where`` checks.
+
+Example:
+    >>> dumps_json({"a": 1}, what="attrs")
+    '{"a":1}'
+    >>> import numpy as np
+    >>> decode_vector(encode_vector(np.ones(2, dtype=np.float32)), 2).tolist()
+    [1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from costeer_lab.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+__all__ = [
+    "as_matrix",
+    "check_str",
+    "check_where",
+    "decode_matrix",
+    "decode_vector",
+    "dumps_json",
+    "encode_vector",
+    "loads_json",
+]
+
+_LE_F32 = np.dtype("<f4")
+
+
+def dumps_json(value: Any, *, what: str) -> str:
+    """Serialise ``value`` as compact JSON, refusing anything JSON cannot represent.
+
+    Raises:
+        InvalidInputError: ``value`` holds a non-JSON object (set, bytes, NaN, custom class, …).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{what} must be JSON-serializable (dict/list/str/int/float/bool/None, finite "
+            f"numbers); got {_short(value)}: {exc}"
+        ) from None
+
+
+def loads_json(text: str) -> Any:
+    """Parse JSON written by :func:`dumps_json` (returns fresh objects)."""
+    return json.loads(text)
+
+
+def check_str(value: object, what: str) -> str:
+    """Return ``value`` if it is a ``str``, else raise :class:`InvalidInputError`."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a str, got {type(value).__name__} {value!r}")
+    return value
+
+
+def encode_vector(vector: npt.ArrayLike) -> bytes:
+    """Raw little-endian float32 bytes of a 1-D vector."""
+    return np.ascontiguousarray(vector, dtype=_LE_F32).tobytes()
+
+
+def decode_vector(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
+    """A fresh, writable float32 vector from :func:`encode_vector` bytes."""
+    vec = np.frombuffer(blob, dtype=_LE_F32, count=dim).astype(np.float32, copy=True)
+    return vec
+
+
+def decode_matrix(blobs: Sequence[bytes], dim: int) -> npt.NDArray[np.float32]:
+    """Stack equal-length vector blobs into a fresh ``(n, dim)`` float32 matrix."""
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    flat = np.frombuffer(b"".join(blobs), dtype=_LE_F32)
+    return flat.reshape(len(blobs), dim).astype(np.float32, copy=True)
+
+
+def as_matrix(vectors: object, n: int, what: str) -> npt.NDArray[np.float32]:
+    """Validate ``vectors`` as an ``(n, d)`` finite float matrix (``d >= 1``); returns a view or copy.
+
+    Raises:
+        InvalidInputError: wrong shape, row count, dtype or non-finite values.
+    """
+    try:
+        arr = np.asarray(vectors)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} must be a 2-D float array: {exc}") from None
+    if arr.ndim != 2:
+        raise InvalidInputError(f"{what} must be 2-D (n, dim), got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise InvalidInputError(f"{what} has {arr.shape[0]} rows but {n} ids were given")
+    if arr.shape[1] < 1:
+        raise InvalidInputError(f"{what} must have at least one column, got shape {arr.shape}")
+    if arr.dtype.kind not in "fiu":
+        raise InvalidInputError(f"{what} must hold numbers, got dtype {arr.dtype}")
+    out = arr.astype(np.float32, copy=False)
+    if not np.isfinite(out).all():
+        raise InvalidInputError(f"{what} contains NaN or infinite values")
+    return out
+
+
+def check_where(where: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    """Validate a ``where`` filter: top-level field names -> JSON scalars.
+
+    Raises:
+        InvalidInputError: a field name is not a plain string or a value is not a JSON scalar.
+    """
+    if not where:
+        return []
+    items: list[tuple[str, Any]] = []
+    for field, value in where.items():
+        if not isinstance(field, str) or not field or '"' in field or "\\" in field:
+            raise InvalidInputError(
+                f"where field names must be non-empty strings without quotes or backslashes, "
+                f"got {field!r}"
+            )
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InvalidInputError(
+                f"where[{field!r}] must be a JSON scalar (str, int, float, bool, None), "
+                f"got {type(value).__name__} {value!r}"
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInputError(f"where[{field!r}] must be finite, got {value!r}")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise InvalidInputError(f"where[{field!r}] must fit in 64 bits, got {value!r}")
+        items.append((field, value))
+    return items
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,252 @@
+"""The default backend: one SQLite file (stdlib ``sqlite3``, WAL journal).
+
+Durability choice: ``journal_mode=WAL`` with ``synchronous=NORMAL`` (the default here). A commit
+appends to the WAL with ``write()`` before returning, so a returned write survives a crash or
+SIGKILL of the writing *process*; only an operating-system crash or power loss can lose the last
+few commits (never corrupt the file). Pass ``synchronous="FULL"`` to fsync on every commit and
+survive OS crashes too, at a large cost per small transaction.
+
+Concurrency: several processes may write one file; write transactions start with
+``BEGIN IMMEDIATE`` (no read-to-write lock upgrades, hence no deadlock errors) and wait up to
+``busy_timeout_s`` for the lock. One ``SQLiteStore`` object belongs to one thread (the
+``sqlite3`` default ``check_same_thread=True`` enforces it); open one per thread or process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from costeer_lab.errors import InvalidInputError, StoreError
+from costeer_lab.store._codec import check_str, dumps_json, loads_json
+from costeer_lab.store._migrations import migrate
+from costeer_lab.store._sqlite_base import SQLiteBase, id_list
+from costeer_lab.store._sqlite_data import SQLiteDataMixin
+from costeer_lab.store._types import EdgeRecord, NodeRecord
+
+__all__ = ["SQLiteStore"]
+
+_NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
+_EDGE_COLS = "src, dst, kind, attrs, created_at"
+_RESERVED_META = frozenset({"schema_version"})
+
+
+class SQLiteStore(SQLiteDataMixin, SQLiteBase):
+    """A :class:`~costeer_lab.store.BaseStore` in one SQLite file (or in memory).
+
+    Args:
+        path: database file (created if missing; its directory must exist) or ``":memory:"``.
+        busy_timeout_s: how long a writer waits for another process's write lock.
+        synchronous: ``"NORMAL"`` (durable across process crashes) or ``"FULL"`` (also across
+            OS crashes; slower).
+
+    Raises:
+        StoreError: ``path`` is not a SQLite database (or not a costeer_lab store).
+        SchemaVersionError: the file was written by a newer costeer_lab.
+
+    Example:
+        >>> from costeer_lab.store import NodeRecord, SQLiteStore
+        >>> with SQLiteStore(":memory:") as store:
+        ...     store.put_nodes([NodeRecord("n1", "component", "rolling mean")])
+        ...     store.get_node("n1").content
+        'rolling mean'
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        busy_timeout_s: float = 30.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+    ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise InvalidInputError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+        if busy_timeout_s < 0:
+            raise InvalidInputError(f"busy_timeout_s must be >= 0, got {busy_timeout_s!r}")
+        in_memory = str(path) == ":memory:"
+        target = ":memory:" if in_memory else str(Path(path).expanduser().absolute())
+        self.path = target
+        self.url = f"sqlite:///{target}"
+        self._depth = 0
+        if not in_memory and Path(target).is_dir():
+            raise StoreError(f"cannot open store {target!r}: it is a directory")
+        try:
+            conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {target!r}: {exc}") from exc
+        try:
+            self._schema_version = self._setup(conn, target, busy_timeout_s, synchronous)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(
+                f"cannot open store {target!r}: not a usable SQLite database ({exc})"
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn: sqlite3.Connection | None = conn
+
+    @staticmethod
+    def _setup(conn: sqlite3.Connection, path: str, timeout_s: float, sync: str) -> int:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if path != ":memory:" and str(mode).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {sync}")
+        return migrate(conn, path)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else f"schema v{self._schema_version}"
+        return f"SQLiteStore({self.path!r}, {state})"
+
+    @property
+    def schema_version(self) -> int:
+        """Schema version of the opened file (equal to ``SCHEMA_VERSION`` after migration)."""
+        return self._schema_version
+
+    def close(self) -> None:
+        """Close the connection (idempotent). An open transaction is rolled back."""
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()
+
+    # -- nodes -----------------------------------------------------------------------------
+    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
+        now = time.time()
+        rows = []
+        for node in nodes:
+            if not isinstance(node, NodeRecord):
+                raise InvalidInputError(f"put_nodes expects NodeRecord items, got {node!r}")
+            check_str(node.id, "node id")
+            check_str(node.kind, f"kind of node {node.id!r}")
+            check_str(node.content, f"content of node {node.id!r}")
+            if not isinstance(node.attrs, dict):
+                raise InvalidInputError(f"attrs of node {node.id!r} must be a dict")
+            attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}")
+            rows.append((node.id, node.kind, node.content, attrs, node.created_at or now, now))
+        if not rows:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                f"INSERT INTO nodes ({_NODE_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, "
+                "content = excluded.content, attrs = excluded.attrs, "
+                "updated_at = MAX(excluded.updated_at, nodes.updated_at + 1e-6)",
+                rows,
+            )
+
+    def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
+        wanted = id_list(ids, "node ids")
+        rows = self._rows(
+            f"SELECT {_NODE_COLS} FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+            (dumps_json(wanted, what="ids"),),
+        )
+        found = {row[0]: row for row in rows}
+        return [_node(found[i]) for i in wanted if i in found]
+
+    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
+        if kind is None:
+            rows = self._paged(f"SELECT seq, {_NODE_COLS} FROM nodes WHERE seq > ?", ())
+        else:
+            check_str(kind, "kind")
+            rows = self._paged(
+                f"SELECT seq, {_NODE_COLS} FROM nodes WHERE kind = ? AND seq > ?", (kind,)
+            )
+        for row in rows:
+            yield _node(row[1:])
+
+    def count_nodes(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._rows("SELECT COUNT(*) FROM nodes")[0][0])
+        return int(self._rows("SELECT COUNT(*) FROM nodes WHERE kind = ?", (kind,))[0][0])
+
+    def delete_nodes(self, ids: Sequence[str]) -> int:
+        wanted = dumps_json(id_list(ids, "node ids"), what="ids")
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM edges WHERE src IN (SELECT value FROM json_each(?1)) "
+                "OR dst IN (SELECT value FROM json_each(?1))",
+                (wanted,),
+            )
+            cur = conn.execute(
+                "DELETE FROM nodes WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
+            )
+            return int(cur.rowcount)
+
+    # -- edges -----------------------------------------------------------------------------
+    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
+        now = time.time()
+        rows = []
+        for edge in edges:
+            if not isinstance(edge, EdgeRecord):
+                raise InvalidInputError(f"put_edges expects EdgeRecord items, got {edge!r}")
+            for name in ("src", "dst", "kind"):
+                check_str(getattr(edge, name), f"edge {name}")
+            if not isinstance(edge.attrs, dict):
+                raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
+            attrs = dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
+            rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
+        if not rows:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                f"INSERT INTO edges ({_EDGE_COLS}) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
+                rows,
+            )
+
+    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
+        where, params = [], []
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(check_str(kind, "kind"))
+        if node is not None:
+            where.append("(src = ? OR dst = ?)")
+            params += [check_str(node, "node"), node]
+        sql = f"SELECT seq, {_EDGE_COLS} FROM edges WHERE {' AND '.join([*where, 'seq > ?'])}"
+        for row in self._paged(sql, tuple(params)):
+            yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
+
+    def count_edges(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._rows("SELECT COUNT(*) FROM edges")[0][0])
+        return int(self._rows("SELECT COUNT(*) FROM edges WHERE kind = ?", (kind,))[0][0])
+
+    def delete_edges(self, keys: Sequence[tuple[str, str, str]]) -> int:
+        rows = []
+        for key in keys:
+            if not (isinstance(key, tuple | list) and len(key) == 3):
+                raise InvalidInputError(f"edge keys must be (src, dst, kind) tuples, got {key!r}")
+            rows.append(tuple(check_str(part, "edge key part") for part in key))
+        if not rows:
+            return 0
+        with self._write() as conn:
+            cur = conn.executemany(
+                "DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", sorted(set(rows))
+            )
+            return int(cur.rowcount)
+
+    # -- metadata ----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (check_str(key, "meta key"),))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        check_str(key, "meta key")
+        check_str(value, f"meta value of {key!r}")
+        if key in _RESERVED_META:
+            raise InvalidInputError(f"meta key {key!r} is reserved for the store itself")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+def _node(row: Sequence[Any]) -> NodeRecord:
+    return NodeRecord(row[0], row[1], row[2], loads_json(row[3]), row[4], row[5])
