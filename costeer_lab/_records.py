@@ -236,7 +236,9 @@ class MultiFeedback(Sequence["SingleFeedback | None"]):
     def __getitem__(self, i: int) -> SingleFeedback | None: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[SingleFeedback | None]: ...
-    def __getitem__(self, i: int | slice) -> SingleFeedback | None | Sequence[SingleFeedback | None]:
+    def __getitem__(
+        self, i: int | slice
+    ) -> SingleFeedback | Sequence[SingleFeedback | None] | None:
         return self.items[i]
 
     def __len__(self) -> int:
@@ -369,7 +371,8 @@ class QueriedKnowledge:
     def from_dict(cls, d: Mapping[str, Any]) -> QueriedKnowledge:
         return cls(
             success_task_to_knowledge={
-                k: Knowledge.from_dict(v) for k, v in d.get("success_task_to_knowledge", {}).items()
+                k: Knowledge.from_dict(v)
+                for k, v in d.get("success_task_to_knowledge", {}).items()
             },
             failed_task_info_set=frozenset(d.get("failed_task_info_set", ())),
             former_traces={
@@ -381,7 +384,8 @@ class QueriedKnowledge:
                 for k, v in d.get("similar_successful", {}).items()
             },
             error_fixes={
-                k: tuple(ErrorFix.from_dict(x) for x in v) for k, v in d.get("error_fixes", {}).items()
+                k: tuple(ErrorFix.from_dict(x) for x in v)
+                for k, v in d.get("error_fixes", {}).items()
             },
             component_matches={
                 k: tuple(ScoredKnowledge.from_dict(x) for x in v)

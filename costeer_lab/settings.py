@@ -23,7 +23,10 @@ __all__ = ["Settings", "default_cache_dir", "get_settings"]
 
 
 def default_cache_dir() -> Path:
-    """``$COSTEER_LAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/costeer_lab``, else ``~/.cache/costeer_lab``."""
+    """``$COSTEER_LAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/costeer_lab``, else ``~/.cache/costeer_lab``.
+
+    The directory is not created here.
+    """
     env = os.environ.get("COSTEER_LAB_CACHE_DIR")
     if env:
         return Path(env)

@@ -1,3 +1,26 @@
-"""evolve subpackage."""
+"""Evolution: EvolvingItem, EvolvingStrategy, EvoAgent and executors."""
 
-__all__: list[str] = []
+from costeer_lab.evolve._agent import EvoAgent, RAGLike, RunState, StepEvaluator, retrieved_summary
+from costeer_lab.evolve._executors import SerialExecutor, make_executor
+from costeer_lab.evolve._item import EvolvingItem
+from costeer_lab.evolve._strategy import (
+    EvolvingStrategy,
+    ImplementOutcome,
+    implement_job,
+    knowledge_for_task,
+)
+
+__all__ = [
+    "EvoAgent",
+    "EvolvingItem",
+    "EvolvingStrategy",
+    "ImplementOutcome",
+    "RAGLike",
+    "RunState",
+    "SerialExecutor",
+    "StepEvaluator",
+    "implement_job",
+    "knowledge_for_task",
+    "make_executor",
+    "retrieved_summary",
+]

@@ -1,0 +1,115 @@
+"""The ``costeer-lab`` command line: a thin layer over the library, one function per subcommand.
+
+Examples::
+
+    costeer-lab run data/specs/demo.yaml --out runs/demo
+    costeer-lab report runs/demo
+    costeer-lab kb stats runs/demo/kb/rag_v2-seed0.db
+    costeer-lab kb query runs/demo/kb/rag_v2-seed0.db "rolling mean of close over 10 days"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from costeer_lab.experiment import run_experiment
+
+    out = run_experiment(args.spec, args.out, progress=not args.quiet, resume=not args.fresh)
+    print(f"results written to {out}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from costeer_lab.experiment import report_experiment
+
+    path = report_experiment(args.dir, out_path=args.output)
+    print(f"report written to {path}")
+    return 0
+
+
+def _cmd_kb_stats(args: argparse.Namespace) -> int:
+    from costeer_lab.knowledge import kb_stats
+
+    stats = kb_stats(args.store)
+    if args.json:
+        print(json.dumps(stats, indent=2, sort_keys=True))
+    else:
+        width = max(len(k) for k in stats) if stats else 0
+        for key, value in stats.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _cmd_kb_query(args: argparse.Namespace) -> int:
+    from costeer_lab.knowledge import kb_search
+
+    hits = kb_search(args.store, args.text, k=args.k, kind=args.kind, embedder=args.embedder)
+    if args.json:
+        print(json.dumps(hits, indent=2))
+        return 0
+    if not hits:
+        print("no matching knowledge")
+    for h in hits:
+        snippet = " ".join(str(h["content"]).split())[:80]
+        print(f"{h['score']:.3f}  {h['kind']:<24} {h['id'][:40]:<40}  {snippet}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and documentation)."""
+    parser = argparse.ArgumentParser(
+        prog="costeer-lab", description="Knowledge-driven code evolution experiments (CoSTEER)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="run an experiment spec (arms × seeds) and write results")
+    p.add_argument("spec", type=Path, help="experiment spec (YAML or JSON)")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--fresh", action="store_true", help="ignore a previous run in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("report", help="write a self-contained HTML report of a results directory")
+    p.add_argument("dir", type=Path, help="directory written by `costeer-lab run`")
+    p.add_argument("--output", type=Path, default=None, help="HTML path (default DIR/report.html)")
+    p.set_defaults(func=_cmd_report)
+
+    kb = sub.add_parser("kb", help="inspect a knowledge base store")
+    kbsub = kb.add_subparsers(dest="kb_command", required=True, metavar="KB_COMMAND")
+    p = kbsub.add_parser("stats", help="counts of nodes, edges, vectors, queries")
+    p.add_argument("store", help="store URL or SQLite file")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_kb_stats)
+    p = kbsub.add_parser("query", help="similarity search over stored knowledge")
+    p.add_argument("store", help="store URL or SQLite file")
+    p.add_argument("text", help="query text")
+    p.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+    p.add_argument("--kind", default="task_description", help="node kind to search")
+    p.add_argument("--embedder", default=None, help="embedder (default: the store's)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_kb_query)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``costeer-lab``; returns the exit code."""
+    from costeer_lab.errors import CosteerLabError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CosteerLabError as exc:
+        print(f"costeer-lab: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""EvoAgent: query knowledge → implement → evaluate → generate knowledge → repeat.
+
+Every completed step is one store transaction (knowledge written by the RAG strategy + the step
+record), so a run killed at any moment resumes from its last completed step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tqdm.auto import tqdm
+
+from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+from costeer_lab.errors import ConfigurationError
+from costeer_lab.evolve._item import EvolvingItem
+from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
+from costeer_lab.store import BaseStore
+
+__all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "retrieved_summary"]
+
+STEP_KIND = "evo_step"
+RUN_KIND = "evo_run"
+
+
+class RAGLike(Protocol):
+    """What the loop needs from a RAG strategy (``RAGStrategyV1`` / ``RAGStrategyV2``)."""
+
+    def query(
+        self,
+        kb: Any,
+        tasks: Sequence[Task],
+        last_feedback: Mapping[str, SingleFeedback | None],
+        *,
+        run_id: str,
+        attempt: int,
+    ) -> QueriedKnowledge: ...
+
+    def generate_knowledge(
+        self, kb: Any, trace: Sequence[tuple[Task, Workspace, SingleFeedback]], *, run_id: str
+    ) -> None: ...
+
+
+class StepEvaluator(Protocol):
+    """Evaluates one step: ``tasks[i]`` implemented by ``workspaces[i]`` against ``gts[i]``."""
+
+    def evaluate_many(
+        self,
+        tasks: Sequence[Task],
+        workspaces: Sequence[Workspace],
+        gts: Sequence[Workspace | None],
+    ) -> list[SingleFeedback]: ...
+
+
+def retrieved_summary(qk: QueriedKnowledge, task_id: str, kinds: Sequence[str]) -> dict[str, Any]:
+    """``{query_kind: [{"id", "score"}, …]}`` of what was retrieved for one task.
+
+    ``kinds`` are the query kinds the strategy ran; a kind that ran and found nothing is present
+    with an empty list (a miss), a kind that did not run is absent.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    if "similar" in kinds:
+        out["similar"] = [
+            {"id": s.knowledge.id, "score": s.score}
+            for s in qk.similar_successful.get(task_id, ())
+        ]
+    if "component" in kinds:
+        out["component"] = [
+            {"id": s.knowledge.id, "score": s.score} for s in qk.component_matches.get(task_id, ())
+        ]
+    if "former_trace" in kinds:
+        out["former_trace"] = [
+            {"id": k.id, "score": 1.0} for k in qk.former_traces.get(task_id, ())
+        ]
+    if "error" in kinds:
+        out["error"] = [
+            {"id": f.fixed.id or f.fingerprint, "score": f.score}
+            for f in qk.error_fixes.get(task_id, ())
+        ]
+    return out
+
+
+@dataclass
+class RunState:
+    """Where a run stands: rebuilt from the store's step records on resume."""
+
+    step: int = 0
+    succeeded: set[str] = field(default_factory=set)
+    trials: dict[str, int] = field(default_factory=dict)
+    last_feedback: dict[str, SingleFeedback | None] = field(default_factory=dict)
+    best: dict[str, tuple[Workspace, SingleFeedback]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _better(new: SingleFeedback, old: SingleFeedback) -> bool:
+    """Fallback order: success beats failure; then a higher ``details['score']``; then newer."""
+    if new.succeeded != old.succeeded:
+        return new.succeeded
+    ns, os_ = new.details.get("score"), old.details.get("score")
+    if isinstance(ns, int | float) and isinstance(os_, int | float):
+        return bool(ns >= os_)
+    return True
+
+
+class EvoAgent:
+    """The CoSTEER evolution loop over one :class:`EvolvingItem`.
+
+    Args:
+        strategy: selects and implements tasks (holds the coder config and executor).
+        evaluator: evaluates a step's implementations.
+        store: where step records (and, through ``kb``, knowledge) are persisted.
+        rag: a RAG strategy, or ``None`` for the no-knowledge baseline.
+        kb: the knowledge base the RAG strategy reads and writes.
+        run_id: identifies the run in the store; rerunning the same id resumes it.
+        max_loop: maximum number of evolution steps.
+        seed: base seed handed to coders (per step: ``seed * 1000 + step``).
+        query_kinds: the query kinds ``rag`` runs (recorded as hits/misses in results).
+
+    Example:
+        See ``costeer_lab.experiment.run_experiment`` which wires every part.
+    """
+
+    def __init__(
+        self,
+        *,
+        strategy: EvolvingStrategy,
+        evaluator: StepEvaluator,
+        store: BaseStore,
+        rag: RAGLike | None = None,
+        kb: Any = None,
+        run_id: str = "run",
+        max_loop: int = 10,
+        seed: int = 0,
+        query_kinds: Sequence[str] = (),
+        progress: bool = True,
+    ) -> None:
+        if max_loop < 1:
+            raise ConfigurationError(f"max_loop must be >= 1, got {max_loop}")
+        if rag is not None and kb is None:
+            raise ConfigurationError("a RAG strategy needs a knowledge base (kb=...)")
+        self.strategy, self.evaluator, self.store = strategy, evaluator, store
+        self.rag, self.kb = rag, kb
+        self.run_id, self.max_loop, self.seed = run_id, max_loop, seed
+        self.query_kinds = tuple(query_kinds) if rag is not None else ()
+        self.progress = progress
+
+    # -- persistence -----------------------------------------------------------------------
+    def _check_run_record(self, item: EvolvingItem) -> None:
+        meta = {"task_ids": item.task_ids, "max_loop": self.max_loop, "seed": self.seed}
+        old = self.store.get_record(RUN_KIND, self.run_id)
+        if old is None:
+            self.store.put_record(RUN_KIND, self.run_id, meta)
+        elif old.get("task_ids") != meta["task_ids"] or old.get("seed") != meta["seed"]:
+            raise ConfigurationError(
+                f"run {self.run_id!r} exists in the store with other tasks or seed; "
+                "use a new run_id or a fresh store"
+            )
+
+    def load_state(self) -> RunState:
+        """Rebuild the run state from the completed steps in the store."""
+        state = RunState()
+        for _, rec in self.store.iter_records(STEP_KIND, where={"run_id": self.run_id}):
+            state.step = max(state.step, int(rec["step"]))
+            for row in rec["attempts"]:
+                self._apply(state, row)
+        return state
+
+    @staticmethod
+    def _apply(state: RunState, row: dict[str, Any]) -> None:
+        tid = row["task_id"]
+        fb = SingleFeedback.from_dict(row["feedback"])
+        ws = Workspace.from_dict(row["outcome"]["workspace"])
+        state.trials[tid] = state.trials.get(tid, 0) + 1
+        state.last_feedback[tid] = fb
+        if fb.succeeded:
+            state.succeeded.add(tid)
+        old = state.best.get(tid)
+        if old is None or _better(fb, old[1]):
+            state.best[tid] = (ws, fb)
+        state.rows.append(row)
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self, item: EvolvingItem) -> RunState:
+        """Evolve ``item`` until every task succeeds, is given up, or ``max_loop`` steps ran.
+
+        Returns the final :class:`RunState`; ``item.implementations`` is set to the best
+        implementation seen per task (fallback to the best step when a task never succeeded).
+        """
+        self._check_run_record(item)
+        state = self.load_state()
+        by_id = {t.id: t for t in item.tasks}
+        index = {t.id: i for i, t in enumerate(item.tasks)}
+        bar = tqdm(
+            total=self.max_loop,
+            initial=state.step,
+            desc=f"evolve {self.run_id}",
+            disable=not self.progress,
+            leave=False,
+        )
+        try:
+            while state.step < self.max_loop:
+                todo = self.strategy.select(
+                    item.task_ids, state.succeeded, state.trials, QueriedKnowledge()
+                )
+                if not todo:
+                    break
+                self._step(item, state, [by_id[t] for t in todo], index)
+                bar.update(1)
+                bar.set_postfix(solved=f"{len(state.succeeded)}/{len(item)}")
+        finally:
+            bar.close()
+        for tid, (ws, _) in state.best.items():
+            item.implementations[index[tid]] = ws
+        return state
+
+    def _step(
+        self, item: EvolvingItem, state: RunState, tasks: list[Task], index: dict[str, int]
+    ) -> None:
+        step = state.step + 1
+        t0 = time.perf_counter()
+        last = {t.id: state.last_feedback.get(t.id) for t in tasks}
+        if self.rag is not None:
+            qk = self.rag.query(self.kb, tasks, last, run_id=self.run_id, attempt=step)
+            tasks = [t for t in tasks if t.id not in qk.failed_task_info_set]
+        else:
+            qk = QueriedKnowledge()
+        t_query = time.perf_counter()
+        outcomes: list[ImplementOutcome] = self.strategy.implement(
+            tasks, qk, last, seed=self.seed * 1000 + step, attempt=step
+        )
+        t_impl = time.perf_counter()
+        gts = [item.ground_truth_for_evaluation(index[t.id]) for t in tasks]
+        feedbacks = self.evaluator.evaluate_many(tasks, [o.workspace for o in outcomes], gts)
+        t_eval = time.perf_counter()
+        attempts = [
+            {
+                "run_id": self.run_id,
+                "step": step,
+                "task_id": t.id,
+                "outcome": o.to_dict(),
+                "feedback": fb.to_dict(),
+                "retrieved": retrieved_summary(qk, t.id, self.query_kinds),
+            }
+            for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
+        ]
+        with self.store.transaction():
+            if self.rag is not None:
+                trace = [
+                    (t, o.workspace, fb)
+                    for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
+                ]
+                self.rag.generate_knowledge(self.kb, trace, run_id=self.run_id)
+            kb_nodes = self.store.count_nodes() if self.rag is not None else 0
+            t_gen = time.perf_counter()
+            timing = {
+                "query_s": t_query - t0,
+                "implement_s": t_impl - t_query,
+                "evaluate_s": t_eval - t_impl,
+                "generate_s": t_gen - t_eval,
+            }
+            for a in attempts:
+                a["kb_nodes"] = kb_nodes
+                a["step_timing"] = timing
+            self.store.put_record(
+                STEP_KIND,
+                f"{self.run_id}/{step:05d}",
+                {"run_id": self.run_id, "step": step, "attempts": attempts, "timing": timing},
+            )
+        state.step = step
+        for a in attempts:
+            self._apply(state, a)
