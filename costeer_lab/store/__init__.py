@@ -1,6 +1,27 @@
-"""Durable storage: the source of truth (see :class:`BaseStore`)."""
+"""Durable storage: the source of truth (see :class:`BaseStore`).
+
+Example:
+    >>> from costeer_lab.store import get_store
+    >>> with get_store(":memory:") as store:
+    ...     store.put_record("note", "a", {"text": "hello"})
+    ...     store.get_record("note", "a")
+    {'text': 'hello'}
+"""
 
 from costeer_lab.store._base import BaseStore
-from costeer_lab.store._types import EdgeRecord, NodeRecord
+from costeer_lab.store._factory import STORE_OPENERS, get_store, register_store_scheme
+from costeer_lab.store._migrations import SCHEMA_VERSION
+from costeer_lab.store._sqlite import SQLiteStore
+from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
-__all__ = ["BaseStore", "EdgeRecord", "NodeRecord"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "STORE_OPENERS",
+    "BaseStore",
+    "EdgeRecord",
+    "JSONValue",
+    "NodeRecord",
+    "SQLiteStore",
+    "get_store",
+    "register_store_scheme",
+]

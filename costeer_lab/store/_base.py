@@ -1,7 +1,8 @@
 """The store contract: the durable source of truth of costeer_lab.
 
 FAISS indexes and the in-memory networkx graph are derived views rebuilt from a store; everything
-else (query logs, attempts, LLM response cache, experiment state) lives in the store as JSON records.
+else (query logs, attempts, LLM response cache, experiment state) lives in the store as JSON
+records.
 """
 
 from __future__ import annotations
@@ -38,8 +39,12 @@ class BaseStore(abc.ABC):
     * **JSON only.** Attributes and records are JSON-serializable; nothing is pickled. Vectors are
       raw little-endian float32 bytes tagged with their embedder id and dimension.
     * **Upserts.** ``put_*`` replace an existing item with the same key; a node keeps its
-      ``created_at`` and gets a new ``updated_at``.
+      ``created_at`` and gets a new ``updated_at``; an edge keeps its ``created_at``. When one
+      call holds the same key twice, the last one wins. A replaced item keeps its position in
+      the insertion order.
     * **Ordering.** ``iter_*`` yield items in insertion order (ties broken by key).
+    * **Closed stores.** :meth:`close` is idempotent; any other call on a closed store raises
+      :class:`~costeer_lab.errors.StoreError`.
     * **Schema versions.** Opening a store written by a newer schema version raises
       :class:`~costeer_lab.errors.SchemaVersionError`; older versions are migrated in place.
     * **Vector collections.** A collection holds vectors of exactly one embedder id and dimension;
@@ -61,7 +66,9 @@ class BaseStore(abc.ABC):
     def transaction(self) -> AbstractContextManager[None]:
         """Group writes: ``with store.transaction(): ...`` commits on success, rolls back on error.
 
-        Nested calls join the outer transaction.
+        Nested calls join the outer transaction: nothing commits before the outermost block
+        ends. An exception leaving a nested block rolls back that block's writes only (a
+        savepoint); the outer block may catch it and still commit its own writes.
         """
 
     @abc.abstractmethod

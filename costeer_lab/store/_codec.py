@@ -83,7 +83,7 @@ def decode_matrix(blobs: Sequence[bytes], dim: int) -> npt.NDArray[np.float32]:
 
 
 def as_matrix(vectors: object, n: int, what: str) -> npt.NDArray[np.float32]:
-    """Validate ``vectors`` as an ``(n, d)`` finite float matrix (``d >= 1``); returns a view or copy.
+    """Validate ``vectors`` as a finite ``(n, d)`` float matrix with ``d >= 1`` (view or copy).
 
     Raises:
         InvalidInputError: wrong shape, row count, dtype or non-finite values.

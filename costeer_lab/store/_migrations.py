@@ -71,6 +71,7 @@ CREATE TABLE vectors (
     vector      BLOB NOT NULL,
     UNIQUE (collection, item_id)
 );
+CREATE INDEX vectors_order ON vectors(collection, seq);
 CREATE TABLE collections (
     name    TEXT PRIMARY KEY,
     version INTEGER NOT NULL
@@ -84,6 +85,7 @@ CREATE TABLE records (
     updated_at REAL NOT NULL,
     UNIQUE (kind, key)
 );
+CREATE INDEX records_kind ON records(kind, seq);
 """
 
 

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.store._codec import check_str, dumps_json, loads_json
 from costeer_lab.store._migrations import migrate
-from costeer_lab.store._sqlite_base import SQLiteBase, id_list
+from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
@@ -35,7 +34,7 @@ _EDGE_COLS = "src, dst, kind, attrs, created_at"
 _RESERVED_META = frozenset({"schema_version"})
 
 
-class SQLiteStore(SQLiteDataMixin, SQLiteBase):
+class SQLiteStore(SQLiteDataMixin):
     """A :class:`~costeer_lab.store.BaseStore` in one SQLite file (or in memory).
 
     Args:
@@ -79,12 +78,13 @@ class SQLiteStore(SQLiteDataMixin, SQLiteBase):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {target!r}: {exc}") from exc
         try:
-            self._schema_version = self._setup(conn, target, busy_timeout_s, synchronous)
+            self._schema_version = _retry_busy(
+                lambda: self._setup(conn, target, busy_timeout_s, synchronous), busy_timeout_s
+            )
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(
-                f"cannot open store {target!r}: not a usable SQLite database ({exc})"
-            ) from exc
+            hint = " (is it a SQLite database?)" if "not a database" in str(exc) else ""
+            raise StoreError(f"cannot open store {target!r}: {exc}{hint}") from exc
         except BaseException:
             conn.close()
             raise
@@ -246,6 +246,26 @@ class SQLiteStore(SQLiteDataMixin, SQLiteBase):
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+
+def _retry_busy(setup: Callable[[], int], timeout_s: float) -> int:
+    """Run ``setup``, retrying while another process holds a lock SQLite does not wait for.
+
+    Switching a fresh file to WAL (and reading it while another process does so) can report
+    "database is locked" at once, without the busy handler; several processes opening a new
+    store together hit this. Retrying with a short back-off until ``timeout_s`` fixes it.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            return setup()
+        except sqlite3.OperationalError as exc:
+            message = str(exc).lower()
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _node(row: Sequence[Any]) -> NodeRecord:

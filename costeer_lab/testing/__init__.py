@@ -1,3 +1,34 @@
-"""testing subpackage."""
+"""Test support shipped with the package: shared backend suites, fakes and fixtures.
 
-__all__: list[str] = []
+Names are imported lazily so that a problem in one fake (or a missing optional dependency) never
+breaks the others. To add an export, add it to ``_LAZY``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> private module that defines it
+_LAZY: dict[str, str] = {
+    "FakeOpenAIServer": "costeer_lab.testing._openai_server",
+    "RecordedRequest": "costeer_lab.testing._openai_server",
+    "StoreTestSuite": "costeer_lab.testing._store_suite",
+    "ScriptedCall": "costeer_lab.testing._scripted_coder",
+    "ScriptedCoder": "costeer_lab.testing._scripted_coder",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'costeer_lab.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,120 @@
+"""Connection plumbing of :class:`~costeer_lab.store.SQLiteStore`: transactions, errors, paging.
+
+Transactions are explicit (the connection is in autocommit mode): a write outside
+:meth:`SQLiteBase.transaction` runs in its own ``BEGIN IMMEDIATE … COMMIT``; inside one, each
+write is wrapped in a savepoint so that it is atomic on its own, and nested ``transaction()``
+blocks are savepoints too (an exception rolls back only the inner block; the outer block commits
+or rolls back everything).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from costeer_lab.errors import InvalidInputError, StoreError
+from costeer_lab.store._base import BaseStore
+from costeer_lab.store._codec import check_str
+
+__all__ = ["SQLiteBase", "id_list"]
+
+_PAGE = 2000
+
+
+def id_list(ids: Sequence[str], what: str) -> list[str]:
+    """Validate a sequence of string ids (a bare ``str`` is refused, not split into chars)."""
+    if isinstance(ids, str | bytes):
+        raise InvalidInputError(f"{what} must be a sequence of str, got a single {ids!r}")
+    return [check_str(i, what[:-1] if what.endswith("s") else what) for i in ids]
+
+
+class SQLiteBase(BaseStore):
+    """Connection handling shared by the SQLite store modules (not used directly)."""
+
+    path: str
+    _conn: sqlite3.Connection | None
+    _depth: int
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"store {self.path!r} is closed")
+        return self._conn
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn ``sqlite3`` errors into :class:`StoreError` naming the store."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path!r}: {type(exc).__name__}: {exc}") from exc
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        conn = self._connection()
+        with self._guard():
+            return conn.execute(sql, params).fetchall()
+
+    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
+        """Yield rows of ``sql`` (whose first column is ``seq`` and which ends in ``seq > ?``)
+        in ``seq`` order, a page per query so no read cursor stays open between yields."""
+        last = -(2**63)
+        while True:
+            rows = self._rows(f"{sql} ORDER BY seq LIMIT ?", (*params, last, _PAGE))
+            yield from rows
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][0]
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: its own transaction, or a savepoint inside :meth:`transaction`."""
+        with self._scope(), self._guard():
+            yield self._connection()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes: commit on success, roll back on error; nested blocks are savepoints.
+
+        Example:
+            >>> from costeer_lab.store import SQLiteStore
+            >>> store = SQLiteStore()
+            >>> with store.transaction():
+            ...     store.put_record("run", "r1", {"ok": True})
+            ...     store.put_record("run", "r2", {"ok": False})
+            >>> store.count_records("run")
+            2
+        """
+        return self._scope()
+
+    @contextmanager
+    def _scope(self) -> Iterator[None]:
+        conn = self._connection()
+        savepoint = f"sp{self._depth}" if self._depth else None
+        with self._guard():
+            conn.execute(f"SAVEPOINT {savepoint}" if savepoint else "BEGIN IMMEDIATE")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            self._undo(conn, savepoint)
+            raise
+        self._depth -= 1
+        try:
+            with self._guard():
+                conn.execute(f"RELEASE {savepoint}" if savepoint else "COMMIT")
+        except BaseException:
+            self._undo(conn, savepoint)
+            raise
+
+    def _undo(self, conn: sqlite3.Connection, savepoint: str | None) -> None:
+        if self._conn is None:  # closed inside the block: sqlite already rolled back
+            return
+        try:
+            if savepoint:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+            elif conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:  # pragma: no cover - rollback of a dead transaction
+            pass
