@@ -77,7 +77,8 @@ class BaseEmbedder(abc.ABC):
         self.texts_embedded += len(items)
         if out.shape != (len(items), self.dim):
             raise AssertionError(
-                f"{type(self).__name__} returned shape {out.shape}, expected ({len(items)}, {self.dim})"
+                f"{type(self).__name__} returned shape {out.shape}, "
+                f"expected ({len(items)}, {self.dim})"
             )
         return out
 

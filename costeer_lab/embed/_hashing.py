@@ -8,6 +8,7 @@ processes — or two machines — produce the same vectors.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import threading
@@ -26,8 +27,10 @@ _TOKEN = re.compile(r"[^\W\d_]+|\d+")  # runs of letters or runs of digits (Unic
 
 #: Very common English words: kept as weak unigrams, no character n-grams, no word pairs.
 _STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in into is it its of on or that the this to "
-    "was were will with which each per all any than then".split()
+    (  # noqa: SIM905 - a word list reads better as one string
+        "a an and are as at be by for from has have in into is it its of on or that the this to "
+        "was were will with which each per all any than then"
+    ).split(" ")
 )
 
 _UNIGRAM_W = 1.0
@@ -100,12 +103,12 @@ class HashingEmbedder(BaseEmbedder):
 
     # -- feature hashing ---------------------------------------------------------------------
     def _hash_feature(self, feature: str, weight: float) -> tuple[int, float]:
-        h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+        h = int.from_bytes(
+            hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+        )
         return h % self.dim, (weight if (h >> 63) & 1 else -weight)
 
-    def _token_features(
-        self, token: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    def _token_features(self, token: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Columns and signed weights of a token's unigram and character n-grams (cached)."""
         found = self._token_cache.get(token)
         if found is not None:
@@ -153,7 +156,7 @@ class HashingEmbedder(BaseEmbedder):
             vals.append(v)
         content = [t for t in tokens if t not in _STOPWORDS]
         if len(content) > 1:
-            pairs = [self._pair_feature(a, b) for a, b in zip(content, content[1:], strict=False)]
+            pairs = [self._pair_feature(a, b) for a, b in itertools.pairwise(content)]
             cols.append(np.array([c for c, _ in pairs], dtype=np.int64))
             vals.append(np.array([v for _, v in pairs], dtype=np.float64))
         return cols, vals
@@ -178,9 +181,9 @@ class HashingEmbedder(BaseEmbedder):
             ).reshape(len(chunk), self.dim)
             norms = np.sqrt(np.square(dense).sum(axis=1, keepdims=True))
             # Collisions can cancel every feature of a text; fall back to the empty vector.
-            for i in np.flatnonzero(norms[:, 0] == 0.0):
-                dense[i, :] = 0.0
-                dense[i, self._empty[0][0]] = self._empty[1][0]
-                norms[i, 0] = 1.0
+            for j in np.flatnonzero(norms[:, 0] == 0.0).tolist():
+                dense[j, :] = 0.0
+                dense[j, int(self._empty[0][0])] = self._empty[1][0]
+                norms[j, 0] = 1.0
             out[start : start + len(chunk)] = dense / norms
         return out

@@ -7,6 +7,7 @@ import os
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +15,9 @@ import numpy.typing as npt
 from costeer_lab.embed._base import BaseEmbedder
 from costeer_lab.errors import ConfigurationError, EmbedderError, InvalidInputError
 from costeer_lab.settings import OpenAISettings, get_settings
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["KNOWN_DIMS", "OpenAIEmbedder"]
 
@@ -43,10 +47,11 @@ def _retry_after_s(headers: object) -> float | None:
     try:
         return float(raw)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is None:
-            return None
-        return parsed.timestamp() - time.time()
+        pass
+    try:
+        return email.utils.parsedate_to_datetime(raw).timestamp() - time.time()
+    except (TypeError, ValueError):
+        return None
 
 
 class OpenAIEmbedder(BaseEmbedder):
@@ -106,7 +111,10 @@ class OpenAIEmbedder(BaseEmbedder):
         self.name = f"openai:{model}"
         self.api_key = api_key or s.api_key or os.environ.get("OPENAI_API_KEY")
         self.base_url = (
-            base_url or s.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            base_url
+            or s.base_url
+            or os.environ.get("OPENAI_BASE_URL")
+            or "https://api.openai.com/v1"
         )
         self.batch_size = batch_size if batch_size is not None else s.embed_batch_size
         self.max_retries = max_retries if max_retries is not None else s.max_retries
@@ -125,12 +133,9 @@ class OpenAIEmbedder(BaseEmbedder):
                 "no OpenAI API key: pass api_key=, or set COSTEER_LAB_OPENAI__API_KEY or "
                 "OPENAI_API_KEY (local servers without auth accept any value)"
             )
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - openai is a core dependency
-            raise EmbedderError("the openai embedder needs the `openai` package") from exc
-        self._openai = openai
-        self._client = openai.OpenAI(
+        import openai  # imported here: it takes ~0.5 s and only this embedder needs it
+
+        self._client: openai.OpenAI = openai.OpenAI(
             api_key=self.api_key, base_url=self.base_url, max_retries=0, timeout=timeout
         )
         self._rng = random.Random(seed)
@@ -156,15 +161,16 @@ class OpenAIEmbedder(BaseEmbedder):
 
     def _request(self, batch: list[str]) -> npt.NDArray[np.float32]:
         """One embeddings request with retries; rows in input order, not yet normalized."""
-        openai = self._openai
-        kwargs: dict[str, object] = {"model": self.model, "input": batch}
-        if self._send_dimensions:
-            kwargs["dimensions"] = self.dim
+        import openai
+
+        dimensions = self.dim if self._send_dimensions else openai.omit
         attempt = 0
         while True:
             self.requests_sent += 1
             try:
-                resp = self._client.embeddings.create(**kwargs)  # type: ignore[call-overload]
+                resp = self._client.embeddings.create(
+                    model=self.model, input=batch, dimensions=dimensions
+                )
                 break
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise EmbedderError(
@@ -176,7 +182,8 @@ class OpenAIEmbedder(BaseEmbedder):
                 if not retryable or attempt >= self.max_retries:
                     raise EmbedderError(
                         f"embedding request to {self.base_url} (model {self.model!r}) failed "
-                        f"with HTTP {exc.status_code} after {attempt + 1} attempt(s): {exc.message}"
+                        f"with HTTP {exc.status_code} after {attempt + 1} attempt(s): "
+                        f"{exc.message}"
                     ) from exc
                 delay = self._backoff(attempt, _retry_after_s(exc.response.headers))
             except openai.APIConnectionError as exc:
@@ -215,7 +222,7 @@ class OpenAIEmbedder(BaseEmbedder):
             raise EmbedderError(
                 f"{self.base_url} returned an all-zero vector for text {texts[bad]!r:.60}"
             )
-        return out / norms
+        return np.asarray(out / norms, dtype=np.float32)
 
     def close(self) -> None:
         """Close the HTTP client."""
