@@ -1,3 +1,51 @@
 """experiment subpackage."""
 
-__all__: list[str] = []
+from costeer_lab.experiment._example import example_results, make_row, synthetic_results
+from costeer_lab.experiment._metrics import (
+    attempts_to_success,
+    first_try_success,
+    kb_growth,
+    success_curve,
+    success_lift,
+    task_outcomes,
+)
+from costeer_lab.experiment._report import REPORT_SECTIONS, build_report
+from costeer_lab.experiment._results import (
+    QUERY_KINDS,
+    RESULT_COLUMNS,
+    load_results,
+    save_results,
+    validate_results,
+)
+from costeer_lab.experiment._retrieval_metrics import (
+    hit_rate,
+    knowledge_usage,
+    query_table,
+    retrieval_success,
+)
+from costeer_lab.experiment._summary import arm_differences, summary_table
+
+__all__: list[str] = [
+    "QUERY_KINDS",
+    "REPORT_SECTIONS",
+    "RESULT_COLUMNS",
+    "arm_differences",
+    "attempts_to_success",
+    "build_report",
+    "example_results",
+    "first_try_success",
+    "hit_rate",
+    "kb_growth",
+    "knowledge_usage",
+    "load_results",
+    "make_row",
+    "query_table",
+    "retrieval_success",
+    "save_results",
+    "success_curve",
+    "success_lift",
+    "summary_table",
+    "synthetic_results",
+    "task_outcomes",
+    "validate_results",
+]

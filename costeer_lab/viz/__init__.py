@@ -1,3 +1,60 @@
-"""viz subpackage."""
+"""viz subpackage: plots of experiment results, knowledge-graph drawing, dashboard.
 
-__all__: list[str] = []
+Every plot has a pure-data companion ``get_<x>_info(results) -> NamedTuple`` and a drawing
+function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.show()``.
+"""
+
+from costeer_lab.viz._attempts import AttemptsInfo, plot_attempts
+from costeer_lab.viz._attempts import _get_attempts_info as get_attempts_info
+from costeer_lab.viz._common import arm_colors, figure_png, png_data_uri
+from costeer_lab.viz._graph import (
+    DEFAULT_KIND_COLORS,
+    NODE_KINDS,
+    KnowledgeGraphInfo,
+    draw_knowledge_graph,
+    export_graph_html,
+    get_knowledge_graph_info,
+)
+from costeer_lab.viz._hit_rate import HitRateInfo, plot_hit_rate
+from costeer_lab.viz._hit_rate import _get_hit_rate_info as get_hit_rate_info
+from costeer_lab.viz._kb_growth import KbArm, KbGrowthInfo, plot_kb_growth
+from costeer_lab.viz._kb_growth import _get_kb_growth_info as get_kb_growth_info
+from costeer_lab.viz._knowledge_usage import KnowledgeUsageInfo, plot_knowledge_usage
+from costeer_lab.viz._knowledge_usage import (
+    _get_knowledge_usage_info as get_knowledge_usage_info,
+)
+from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
+from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
+from costeer_lab.viz._widgets import ALL_ARMS, ResultsDashboard, results_dashboard
+
+__all__ = [
+    "ALL_ARMS",
+    "DEFAULT_KIND_COLORS",
+    "NODE_KINDS",
+    "ArmCurve",
+    "AttemptsInfo",
+    "HitRateInfo",
+    "KbArm",
+    "KbGrowthInfo",
+    "KnowledgeGraphInfo",
+    "KnowledgeUsageInfo",
+    "ResultsDashboard",
+    "SuccessCurveInfo",
+    "arm_colors",
+    "draw_knowledge_graph",
+    "export_graph_html",
+    "figure_png",
+    "get_attempts_info",
+    "get_hit_rate_info",
+    "get_kb_growth_info",
+    "get_knowledge_graph_info",
+    "get_knowledge_usage_info",
+    "get_success_curve_info",
+    "plot_attempts",
+    "plot_hit_rate",
+    "plot_kb_growth",
+    "plot_knowledge_usage",
+    "plot_success_curve",
+    "png_data_uri",
+    "results_dashboard",
+]

@@ -1,0 +1,155 @@
+"""One self-contained HTML report of an experiment: metrics tables, plots, spec and seeds.
+
+Plots are embedded as base64 PNG, tables as HTML; the page has no scripts and references no
+external URL, so it can be mailed or archived as a single file.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from costeer_lab.experiment import build_report, example_results
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+    >>> build_report(example_results(), out, title="demo", n_boot=50).name
+    'report.html'
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.experiment._metrics import attempts_to_success, success_lift
+from costeer_lab.experiment._results import atomic_write_bytes, load_results, validate_results
+from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
+from costeer_lab.experiment._summary import arm_differences, summary_table
+
+__all__ = ["REPORT_SECTIONS", "build_report"]
+
+#: Section headings of the report, in order (the last appears only with ``extra_tables``).
+REPORT_SECTIONS = (
+    "Summary",
+    "Differences between arms",
+    "Success per attempt",
+    "Attempts to success",
+    "Retrieval",
+    "Knowledge usage",
+    "Knowledge-base growth",
+    "Specification and seeds",
+    "Additional tables",
+)
+
+_STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;
+padding:2px 6px;font-size:88%;text-align:right}th{background:#f3f3f3}img{max-width:100%}
+pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}.note{color:#555;font-size:90%}"""
+
+
+def _table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return '<p class="note">(no rows)</p>'
+    return df.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}", na_rep="–")
+
+
+def _plot(draw: Callable[..., Any], results: pd.DataFrame, alt: str, **kw: Any) -> str:
+    from matplotlib.figure import Figure
+
+    from costeer_lab.viz._common import figure_png, png_data_uri
+
+    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+    draw(results, ax=fig.subplots(), **kw)
+    return f'<img alt="{html.escape(alt)}" src="{png_data_uri(figure_png(fig))}">'
+
+
+def _spec_block(spec: Mapping[str, Any] | None, r: pd.DataFrame) -> str:
+    seeds = r.groupby("arm")["seed"].unique() if len(r) else pd.Series(dtype=object)
+    runs = r.groupby("arm")["run_id"].unique() if len(r) else pd.Series(dtype=object)
+    items = "".join(
+        f"<li><b>{html.escape(str(arm))}</b>: seeds "
+        f"{html.escape(', '.join(str(s) for s in sorted(seeds[arm])))}; run ids "
+        f"{html.escape(', '.join(sorted(str(x) for x in runs[arm])))}</li>"
+        for arm in seeds.index
+    )
+    text = json.dumps(spec, indent=2, sort_keys=True, default=str) if spec else "(none given)"
+    return f"<h3>Seeds per arm</h3><ul>{items}</ul><h3>Spec</h3><pre>{html.escape(text)}</pre>"
+
+
+def build_report(
+    results: pd.DataFrame | str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    *,
+    title: str,
+    spec: Mapping[str, Any] | None = None,
+    extra_tables: Mapping[str, pd.DataFrame] | None = None,
+    baseline: str = "no_knowledge",
+    threshold: float = 0.5,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> Path:
+    """Write one self-contained HTML report and return its path (replaced atomically).
+
+    Args:
+        results: a results table, or a path accepted by :func:`load_results`.
+        out_path: the HTML file to write (parent directories are created).
+        title: page title.
+        spec: the experiment specification, shown as JSON.
+        extra_tables: more tables to append, by heading.
+        baseline: reference arm of the lift and of the differences section.
+        threshold: score threshold of a retrieval hit.
+        n_boot, ci, seed: bootstrap parameters of every confidence interval.
+    """
+    from costeer_lab import viz
+
+    r = validate_results(results) if isinstance(results, pd.DataFrame) else load_results(results)
+    if extra_tables is not None and not all(
+        isinstance(t, pd.DataFrame) for t in extra_tables.values()
+    ):
+        raise InvalidInputError("extra_tables must map headings to pandas DataFrames")
+    boot: dict[str, Any] = {"n_boot": n_boot, "ci": ci, "seed": seed}
+    summary = summary_table(r, baseline=baseline, threshold=threshold, **boot)
+    arms = sorted(str(a) for a in r["arm"].unique())
+    level = f"{round(100 * ci)}%"
+    if baseline in arms:
+        lift = _table(success_lift(r, baseline=baseline, **boot))
+    else:
+        lift = f'<p class="note">Baseline arm {html.escape(repr(baseline))} is not present.</p>'
+    differences = "".join(f"<li>{html.escape(s)}</li>" for s in arm_differences(
+        summary, baseline=baseline, ci=ci
+    ))  # fmt: skip
+    sections = [
+        _table(summary)
+        + f'<p class="note">Intervals: {level} percentile bootstrap, {n_boot} resamples, seed '
+        f"{seed}; seeds are resampled when an arm has at least two, else tasks.</p>",
+        f"<ul>{differences}</ul><h3>Paired lift of final success vs {html.escape(baseline)}"
+        f"</h3>{lift}<h3>Success of attempts whose retrieval hit vs missed (score &ge; "
+        f"{threshold:g})</h3>{_table(retrieval_success(r, threshold=threshold))}",
+        _plot(viz.plot_success_curve, r, "success per attempt", **boot),
+        _plot(viz.plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
+        _plot(viz.plot_hit_rate, r, "hit rate", threshold=threshold)
+        + _table(hit_rate(r, threshold=threshold)),
+        _plot(viz.plot_knowledge_usage, r, "knowledge usage")
+        + _table(knowledge_usage(r).head(25)),
+        _plot(viz.plot_kb_growth, r, "knowledge-base growth"),
+        _spec_block(spec, r),
+    ]
+    body = "".join(
+        f"<section><h2>{heading}</h2>{content}</section>\n"
+        for heading, content in zip(REPORT_SECTIONS, sections, strict=False)
+    )
+    if extra_tables:
+        extra = "".join(
+            f"<h3>{html.escape(name)}</h3>{_table(t)}" for name, t in extra_tables.items()
+        )
+        body += f"<section><h2>{REPORT_SECTIONS[-1]}</h2>{extra}</section>\n"
+    page = (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
+        f"<h1>{html.escape(title)}</h1><p>Arms: {html.escape(', '.join(arms))}; "
+        f"{len(r)} result rows.</p>\n{body}</body></html>\n"
+    )
+    return atomic_write_bytes(out_path, page.encode("utf-8"))

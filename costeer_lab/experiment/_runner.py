@@ -1,0 +1,239 @@
+"""The experiment runner: arms × seeds, each with its own knowledge base, tidy results out.
+
+Output directory layout (``out``)::
+
+    spec.json            the validated spec (seeds included)
+    kb/<arm>-seed<s>.db  one SQLite store per (arm, seed): knowledge, query log, step records
+    results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS
+    report.html          written by ``report_experiment``
+
+Runs resume: rerunning the same spec into the same directory continues every (arm, seed) from
+its last completed step (each step is one store transaction).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from costeer_lab._records import Knowledge, SingleFeedback, Task
+from costeer_lab.errors import ConfigurationError
+from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
+from costeer_lab.experiment._results import RESULT_COLUMNS, atomic_write_bytes, save_results
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.store import SQLiteStore
+
+__all__ = ["attempt_rows", "report_experiment", "run_arm", "run_experiment", "select_tasks"]
+
+SEEDED_META = "experiment.seed_knowledge"
+
+
+def select_tasks(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
+    """``(targets, seed_tasks)`` for a spec; a task is never both."""
+    sel = spec.tasks
+    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
+    if sel.limit is not None:
+        ids = ids[: sel.limit]
+    seed_ids: list[str] = []
+    if spec.seed_knowledge.split is not None:
+        seed_ids = [i for i in suite.split(spec.seed_knowledge.split) if i not in set(ids)]
+        if spec.seed_knowledge.limit is not None:
+            seed_ids = seed_ids[: spec.seed_knowledge.limit]
+    return [suite.task(i) for i in ids], [suite.task(i) for i in seed_ids]
+
+
+def attempt_rows(
+    attempts: Sequence[Mapping[str, Any]], arm: str, seed: int
+) -> list[dict[str, Any]]:
+    """Results rows (``RESULT_COLUMNS``) from EvoAgent step records."""
+    rows = []
+    for a in attempts:
+        fb = SingleFeedback.from_dict(a["feedback"])
+        out = a["outcome"]
+        evaluate_s = float(sum(v for v in fb.timings.values() if isinstance(v, int | float)))
+        rows.append(
+            {
+                "run_id": a["run_id"],
+                "arm": arm,
+                "seed": seed,
+                "task_id": a["task_id"],
+                "attempt": int(a["step"]),
+                "success": fb.succeeded,
+                "execution": fb.execution or "",
+                "return_checking": fb.return_checking or "",
+                "code_feedback": fb.code or "",
+                "error_fingerprints": json.dumps(list(fb.error_fingerprints)),
+                "retrieved": json.dumps(a.get("retrieved", {}), sort_keys=True),
+                "duration_s": float(out["coder_s"]) + evaluate_s,
+                "coder_s": float(out["coder_s"]),
+                "evaluate_s": evaluate_s,
+                "prompt_tokens": int(out.get("prompt_tokens", 0)),
+                "completion_tokens": int(out.get("completion_tokens", 0)),
+                "cost_usd": float(out.get("cost_usd", 0.0)),
+                "kb_nodes": int(a.get("kb_nodes", 0)),
+                "used_knowledge_ids": json.dumps(list(out.get("used_knowledge_ids", []))),
+            }
+        )
+    return rows
+
+
+def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
+    from costeer_lab.knowledge import make_rag_strategy
+
+    rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
+    return rag, tuple(rag.query_kinds)
+
+
+def run_arm(
+    spec: ExperimentSpec,
+    arm: ArmSpec,
+    seed: int,
+    *,
+    suite: Any,
+    targets: Sequence[Task],
+    seed_tasks: Sequence[Task],
+    store_path: Path,
+    executor: Any,
+    evaluator: Any,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Run (or resume) one (arm, seed) and return its results rows."""
+    run_id = f"{arm.name}-seed{seed}"
+    store = SQLiteStore(store_path)
+    try:
+        rag, kinds, kb = None, (), None
+        if arm.rag != "none":
+            from costeer_lab.knowledge import open_kb
+
+            kb = open_kb(store=store, version=arm.rag, embedder=spec.embedder)
+            if arm.seed_knowledge and seed_tasks and store.get_meta(SEEDED_META) is None:
+                with store.transaction():
+                    kb.add_seed_knowledge(
+                        [
+                            Knowledge(
+                                t,
+                                suite.ground_truth(t.id),
+                                SingleFeedback(execution="ground truth", final_decision=True),
+                                id=f"seed:{t.id}",
+                            )
+                            for t in seed_tasks
+                        ]
+                    )
+                    store.set_meta(SEEDED_META, str(len(seed_tasks)))
+            rag, kinds = _rag_for(arm, seed)
+        strategy = EvolvingStrategy(
+            spec.coder, executor=executor, max_trials=spec.max_trials or spec.max_loop
+        )
+        agent = EvoAgent(
+            strategy=strategy,
+            evaluator=evaluator,
+            store=store,
+            rag=rag,
+            kb=kb,
+            run_id=run_id,
+            max_loop=spec.max_loop,
+            seed=seed,
+            query_kinds=kinds,
+            progress=progress,
+        )
+        item = EvolvingItem.from_tasks(targets, [suite.ground_truth(t.id) for t in targets])
+        state = agent.run(item)
+        return attempt_rows(state.rows, arm.name, seed)
+    finally:
+        close = getattr(kb, "close", None)
+        if callable(close):
+            close()
+        store.close()
+
+
+@contextmanager
+def _executors(spec: ExperimentSpec) -> Iterator[tuple[Any, Any]]:
+    p = spec.parallelism
+    executor = make_executor(p.executor, p.workers, address=p.dask_address)
+    try:
+        yield executor, None
+    finally:
+        executor.shutdown(wait=True)
+
+
+def run_experiment(
+    spec: str | Path | Mapping[str, Any] | ExperimentSpec,
+    out: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    resume: bool = True,
+) -> Path:
+    """Run every (arm, seed) of ``spec`` and write results into ``out``; returns the results path.
+
+    Example:
+        >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
+        ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
+        ...         "arms": [{"name": "no_knowledge"}], "max_loop": 1,
+        ...         "parallelism": {"executor": "serial"}}
+        >>> import tempfile; path = run_experiment(spec, tempfile.mkdtemp(), progress=False)
+        >>> path.name
+        'results.parquet'
+    """
+    from costeer_lab.evaluate import MultiEvaluator
+    from costeer_lab.suites import load_suite
+
+    spec = load_spec(spec)
+    out_dir = Path(out)
+    (out_dir / "kb").mkdir(parents=True, exist_ok=True)
+    old_spec = out_dir / "spec.json"
+    if old_spec.exists() and resume:
+        previous = json.loads(old_spec.read_text(encoding="utf-8"))
+        if previous != spec.to_dict():
+            raise ConfigurationError(
+                f"{out_dir} holds a run of a different spec; use another --out or --fresh"
+            )
+    if not resume:
+        for db in (out_dir / "kb").glob("*.db*"):
+            db.unlink()
+    atomic_write_bytes(old_spec, json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
+
+    suite = load_suite(spec.suite, **spec.suite_options)
+    targets, seed_tasks = select_tasks(suite, spec)
+    if not targets:
+        raise ConfigurationError(f"spec {spec.name!r} selects no tasks from suite {spec.suite!r}")
+    rows: list[dict[str, Any]] = []
+    evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
+    try:
+        with _executors(spec) as (executor, _):
+            for arm in spec.arms:
+                for seed in spec.seeds:
+                    rows += run_arm(
+                        spec,
+                        arm,
+                        seed,
+                        suite=suite,
+                        targets=targets,
+                        seed_tasks=seed_tasks,
+                        store_path=out_dir / "kb" / f"{arm.name}-seed{seed}.db",
+                        executor=executor,
+                        evaluator=evaluator,
+                        progress=progress,
+                    )
+    finally:
+        evaluator.close()
+    df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    return save_results(df, out_dir)
+
+
+def report_experiment(
+    directory: str | os.PathLike[str], *, out_path: str | os.PathLike[str] | None = None
+) -> Path:
+    """Write ``report.html`` for a directory produced by :func:`run_experiment`."""
+    from costeer_lab.experiment._report import build_report
+
+    d = Path(directory)
+    spec_file = d / "spec.json"
+    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
+    title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
+    return build_report(d, out_path or d / "report.html", title=title, spec=spec)

@@ -1,0 +1,156 @@
+"""The headline numbers of an experiment per arm, and plain sentences comparing the arms.
+
+Example:
+    >>> from costeer_lab.experiment import example_results, summary_table
+    >>> summary_table(example_results(), n_boot=100)["final_success"].tolist()
+    [1.0, 0.5]
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from costeer_lab.experiment._metrics import (
+    _attempts,
+    _check_boot,
+    _first_try,
+    _kb_growth,
+    _success_curve,
+    _success_lift,
+    _task_outcomes,
+)
+from costeer_lab.experiment._results import validate_results
+from costeer_lab.experiment._retrieval_metrics import _check_threshold, _query_table
+
+__all__ = ["arm_differences", "summary_table"]
+
+SUMMARY_COLUMNS = [
+    "arm", "n_seeds", "n_tasks", "final_success", "final_success_ci_low", "final_success_ci_high",
+    "first_try_success", "mean_attempts", "n_never_solved", "query_hit_rate", "lift",
+    "lift_ci_low", "lift_ci_high", "lift_n_pairs", "final_kb_nodes", "prompt_tokens",
+    "completion_tokens", "cost_usd", "duration_s",
+]  # fmt: skip
+
+
+def summary_table(
+    results: pd.DataFrame,
+    *,
+    baseline: str = "no_knowledge",
+    threshold: float = 0.5,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per arm joining the headline metrics.
+
+    Columns: ``final_success`` (+ CI) from :func:`success_curve` at the arm's last attempt,
+    ``first_try_success``, ``mean_attempts`` and ``n_never_solved`` from
+    :func:`attempts_to_success`, ``query_hit_rate`` (hits / queries over all kinds, NaN for arms
+    that never queried), ``lift`` (+ CI and ``lift_n_pairs``, the shared seeds) from
+    :func:`success_lift` vs ``baseline`` (NaN and 0 pairs for the baseline itself or when it is
+    absent), ``final_kb_nodes`` from :func:`kb_growth`, and totals
+    of ``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``duration_s``.
+    """
+    _check_boot(n_boot, ci)
+    threshold = _check_threshold(threshold)
+    r = validate_results(results)
+    if r.empty:
+        return pd.DataFrame({c: [] for c in SUMMARY_COLUMNS})
+    outcomes = _task_outcomes(r)
+    curve = _success_curve(r, n_boot, ci, seed)
+    final = curve.groupby("arm").tail(1).set_index("arm")
+    out = pd.DataFrame(
+        {
+            "n_seeds": final["n_seeds"],
+            "n_tasks": final["n_tasks"],
+            "final_success": final["success_rate"],
+            "final_success_ci_low": final["ci_low"],
+            "final_success_ci_high": final["ci_high"],
+        }
+    )
+    out = out.join(_first_try(outcomes).set_index("arm")["first_try_success"])
+    out = out.join(_attempts(outcomes).set_index("arm")[["mean_attempts", "n_never_solved"]])
+    q = _query_table(r)
+    hits = (q["max_score"] >= threshold).groupby(q["arm"]).mean().rename("query_hit_rate")
+    out = out.join(hits)
+    nan = float("nan")
+    out["lift"], out["lift_ci_low"], out["lift_ci_high"] = nan, nan, nan
+    out["lift_n_pairs"] = 0
+    if baseline in out.index:
+        lift = _success_lift(r, baseline, n_boot, ci, seed).set_index("arm")
+        pairs = (("lift", "lift"), ("lift_ci_low", "ci_low"), ("lift_ci_high", "ci_high"))
+        for col, src in (*pairs, ("lift_n_pairs", "n_pairs")):
+            out.loc[lift.index, col] = lift[src]
+    kb = _kb_growth(r).groupby("arm").tail(1).set_index("arm")["kb_nodes"]
+    out = out.join(kb.rename("final_kb_nodes"))
+    totals = r.groupby("arm")[["prompt_tokens", "completion_tokens", "cost_usd", "duration_s"]]
+    out = out.join(totals.sum())
+    return out.rename_axis("arm").reset_index()[SUMMARY_COLUMNS]
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _pp(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:+.1f} pp"
+
+
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.2f}"
+
+
+def arm_differences(
+    summary: pd.DataFrame, *, baseline: str = "no_knowledge", ci: float = 0.95
+) -> list[str]:
+    """Plain sentences stating the measured differences of each arm against the reference arm.
+
+    The reference is ``baseline`` when it is an arm of ``summary`` (a :func:`summary_table`),
+    else the first arm. Sentences report point estimates with their CIs and say whether the
+    paired interval excludes zero; they make no claim beyond that.
+
+    Example:
+        >>> from costeer_lab.experiment import example_results, summary_table
+        >>> arm_differences(summary_table(example_results(), n_boot=100))[0][:30]
+        "Reference arm: 'no_knowledge' "
+    """
+    if summary.empty:
+        return ["No results: nothing to compare."]
+    s = {str(row["arm"]): row for row in summary.to_dict("records")}
+    ref = baseline if baseline in s else next(iter(s))
+    level = f"{round(100 * ci)}% CI"
+    b = s[ref]
+    lines = [
+        f"Reference arm: {ref!r} (final success {_pct(b['final_success'])}, {level} "
+        f"[{_pct(b['final_success_ci_low'])}, {_pct(b['final_success_ci_high'])}], "
+        f"first-try success {_pct(b['first_try_success'])}, {int(b['n_seeds'])} seed(s))."
+    ]
+    for arm, a in s.items():
+        if arm == ref:
+            continue
+        diff = a["final_success"] - b["final_success"]
+        text = (
+            f"{arm!r}: final success {_pct(a['final_success'])} ({level} "
+            f"[{_pct(a['final_success_ci_low'])}, {_pct(a['final_success_ci_high'])}]) vs "
+            f"{_pct(b['final_success'])} for {ref!r}, a difference of {_pp(diff)}"
+        )
+        if ref == baseline and not math.isnan(a["lift"]):
+            lo, hi = a["lift_ci_low"], a["lift_ci_high"]
+            verdict = "excludes" if lo > 0 or hi < 0 else "includes"
+            n = int(a["lift_n_pairs"])
+            text += (
+                f"; paired lift over {n} seed(s) {_pp(a['lift'])} ({level} [{_pp(lo)}, "
+                f"{_pp(hi)}]), an interval that {verdict} zero"
+            )
+            if n < 5:
+                text += f" (with only {n} paired seed(s) the interval understates uncertainty)"
+        text += (
+            f". First-try success {_pct(a['first_try_success'])} vs "
+            f"{_pct(b['first_try_success'])}; mean attempts to success "
+            f"{_num(a['mean_attempts'])} vs {_num(b['mean_attempts'])}; never solved "
+            f"{int(a['n_never_solved'])} vs {int(b['n_never_solved'])}."
+        )
+        lines.append(text)
+    return lines
