@@ -7,18 +7,20 @@ catch the whole family with one ``except``. Messages name the bad value and what
 from __future__ import annotations
 
 __all__ = [
-    "did_you_mean",
     "ConfigurationError",
     "CosteerLabError",
     "EmbedderError",
     "EmbedderMismatchError",
     "InvalidInputError",
     "NotFoundError",
+    "SandboxError",
     "SchemaVersionError",
     "StoreError",
     "UnknownNameError",
     "VectorIndexError",
+    "did_you_mean",
 ]
+__all__ += ["LLMError", "ReplayMissError"]
 
 
 class CosteerLabError(Exception):
@@ -77,3 +79,17 @@ def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
     close = difflib.get_close_matches(name, list(known), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"known: {listed}{hint}"
+
+
+class LLMError(CosteerLabError):
+    """A chat model call failed for good (authentication, retries exhausted, bad endpoint, …)."""
+
+
+class ReplayMissError(LLMError, LookupError):
+    """Replay-only mode found no cached response for a request; the message names the model and a
+    short digest of the request so the missing call can be traced."""
+
+
+class SandboxError(CosteerLabError):
+    """The sandbox itself cannot run code (its worker fails to start). Failures of the code it
+    runs are never raised: they are reported in ``SandboxResult``."""

@@ -1,3 +1,90 @@
-"""coders subpackage."""
+"""Coders: turn a task plus retrieved knowledge into code (:class:`BaseCoder`).
 
-__all__: list[str] = []
+``ReuseCoder`` is the offline default (adapts retrieved code, never calls an LLM);
+``LLMCoder`` prompts any OpenAI-compatible chat endpoint, with a response cache in the store
+that can replay a recorded experiment with no network. The LLM parts (and pydantic) are imported
+lazily, so ``from costeer_lab.coders import ReuseCoder`` stays light.
+
+Example:
+    >>> from costeer_lab.coders import get_coder
+    >>> from costeer_lab._records import QueriedKnowledge, Task
+    >>> coder = get_coder("reuse")
+    >>> task = Task("t", "MA5", "", formulation="Mean($close, 5)")
+    >>> ws = coder.implement(task, QueriedKnowledge(), None)
+    >>> "result.parquet" in ws.code
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from costeer_lab.coders._adapt import Adaptation, adapt_code, adapt_workspace, derive_adaptation
+from costeer_lab.coders._base import AbstractCoder, BaseCoder, CoderResult
+from costeer_lab.coders._contracts import contract_for, task_family
+from costeer_lab.coders._extract import CodeExtraction, extract_code
+from costeer_lab.coders._generic import generic_attempt
+from costeer_lab.coders._registry import CODERS, coder_from_config, get_coder, register_coder
+from costeer_lab.coders._reuse import ReuseCoder
+from costeer_lab.errors import LLMError, ReplayMissError
+
+if TYPE_CHECKING:
+    from costeer_lab.coders._cache import (
+        CachedResponse,
+        CacheMode,
+        LLMResponseCache,
+        request_key,
+    )
+    from costeer_lab.coders._llm import LLMCoder
+    from costeer_lab.coders._settings import LLMSettings
+
+_LAZY: dict[str, str] = {
+    "CacheMode": "costeer_lab.coders._cache",
+    "CachedResponse": "costeer_lab.coders._cache",
+    "LLMResponseCache": "costeer_lab.coders._cache",
+    "request_key": "costeer_lab.coders._cache",
+    "LLMCoder": "costeer_lab.coders._llm",
+    "LLMSettings": "costeer_lab.coders._settings",
+}
+
+__all__ = [
+    "CODERS",
+    "AbstractCoder",
+    "Adaptation",
+    "BaseCoder",
+    "CacheMode",
+    "CachedResponse",
+    "CodeExtraction",
+    "CoderResult",
+    "LLMCoder",
+    "LLMError",
+    "LLMResponseCache",
+    "LLMSettings",
+    "ReplayMissError",
+    "ReuseCoder",
+    "adapt_code",
+    "adapt_workspace",
+    "coder_from_config",
+    "contract_for",
+    "derive_adaptation",
+    "extract_code",
+    "generic_attempt",
+    "get_coder",
+    "register_coder",
+    "request_key",
+    "task_family",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'costeer_lab.coders' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -115,7 +115,7 @@ class EvoAgent:
         kb: the knowledge base the RAG strategy reads and writes.
         run_id: identifies the run in the store; rerunning the same id resumes it.
         max_loop: maximum number of evolution steps.
-        seed: base seed handed to coders (per step: ``seed * 1000 + step``).
+        seed: seed handed to coders (in their config) and recorded with the run.
         query_kinds: the query kinds ``rag`` runs (recorded as hits/misses in results).
 
     Example:
@@ -228,7 +228,7 @@ class EvoAgent:
             qk = QueriedKnowledge()
         t_query = time.perf_counter()
         outcomes: list[ImplementOutcome] = self.strategy.implement(
-            tasks, qk, last, seed=self.seed * 1000 + step, attempt=step
+            tasks, qk, last, seed=self.seed, attempt=step
         )
         t_impl = time.perf_counter()
         gts = [item.ground_truth_for_evaluation(index[t.id]) for t in tasks]

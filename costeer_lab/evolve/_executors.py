@@ -61,12 +61,12 @@ def make_executor(
                 "the dask executor needs the extra: pip install 'costeer-lab[dask]'"
             ) from exc
         if address:
-            client = Client(address)
+            client = Client(address)  # type: ignore[no-untyped-call]
         else:
-            cluster = LocalCluster(
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
             )
-            client = Client(cluster)
+            client = Client(cluster)  # type: ignore[no-untyped-call]
         return _DaskExecutor(client)
     raise ConfigurationError(f"unknown executor kind {kind!r}; {did_you_mean(kind, KINDS)}")
 

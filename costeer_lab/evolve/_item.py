@@ -51,7 +51,9 @@ class EvolvingItem:
         cls, tasks: Sequence[Task], ground_truths: Sequence[Workspace | None] | None = None
     ) -> EvolvingItem:
         """Build an item; ``ground_truths[i]`` belongs to ``tasks[i]`` (or pass ``None``)."""
-        gts = list(ground_truths) if ground_truths is not None else [None] * len(tasks)
+        gts: list[Workspace | None] = (
+            list(ground_truths) if ground_truths is not None else [None] * len(tasks)
+        )
         return cls(list(tasks), [None] * len(tasks), gts)
 
     def __len__(self) -> int:

@@ -107,7 +107,9 @@ def run_arm(
     run_id = f"{arm.name}-seed{seed}"
     store = SQLiteStore(store_path)
     try:
-        rag, kinds, kb = None, (), None
+        rag: Any = None
+        kb: Any = None
+        kinds: tuple[str, ...] = ()
         if arm.rag != "none":
             from costeer_lab.knowledge import open_kb
 

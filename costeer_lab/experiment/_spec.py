@@ -101,7 +101,8 @@ class ExperimentSpec(_Strict):
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(self.model_dump_json())
+        data: dict[str, Any] = json.loads(self.model_dump_json())
+        return data
 
 
 def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> ExperimentSpec:

@@ -1,0 +1,147 @@
+"""A store-backed cache of chat responses: record once, replay an experiment with no network."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from costeer_lab.errors import ConfigurationError, ReplayMissError
+
+if TYPE_CHECKING:
+    from costeer_lab.store._base import BaseStore
+
+__all__ = ["CACHE_RECORD_KIND", "CacheMode", "CachedResponse", "LLMResponseCache", "request_key"]
+
+#: Record kind of cached responses in the store.
+CACHE_RECORD_KIND = "llm_cache"
+
+
+class CacheMode(StrEnum):
+    """``off``: always call the endpoint. ``read_write``: answer from the cache, record misses.
+    ``replay_only``: answer from the cache only; a miss raises :class:`ReplayMissError`."""
+
+    OFF = "off"
+    READ_WRITE = "read_write"
+    REPLAY_ONLY = "replay_only"
+
+
+def request_key(
+    model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]
+) -> str:
+    """sha256 (hex) of the canonical JSON of ``(model, messages, params)``.
+
+    Example:
+        >>> a = request_key("m", [{"role": "user", "content": "hi"}], {"temperature": 0})
+        >>> a == request_key("m", [{"content": "hi", "role": "user"}], {"temperature": 0})
+        True
+    """
+    payload = {"model": model, "messages": [dict(m) for m in messages], "params": dict(params)}
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """The parts of a chat response an experiment depends on."""
+
+    content: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CachedResponse:
+        return cls(
+            content=str(d.get("content", "")),
+            prompt_tokens=int(d.get("prompt_tokens", 0)),
+            completion_tokens=int(d.get("completion_tokens", 0)),
+            finish_reason=d.get("finish_reason"),
+        )
+
+
+def _redact(url: str) -> str:
+    """Hide credentials in a store URL (``postgresql://user:pw@host`` → ``postgresql://***@host``)."""
+    return re.sub(r"//[^@/]*@", "//***@", url)
+
+
+class LLMResponseCache:
+    """Chat responses stored as records of kind ``"llm_cache"`` keyed by :func:`request_key`.
+
+    Thread-safe: a lock serializes access to the store (one store object per thread rule).
+
+    Example:
+        >>> from costeer_lab.store import get_store
+        >>> cache = LLMResponseCache(get_store(":memory:"), "read_write")
+        >>> key = request_key("m", [{"role": "user", "content": "hi"}], {})
+        >>> cache.put(key, "m", CachedResponse("hello", 1, 1))
+        >>> cache.get(key, "m").content
+        'hello'
+    """
+
+    def __init__(self, store: BaseStore, mode: CacheMode | str = CacheMode.READ_WRITE) -> None:
+        try:
+            self.mode = CacheMode(mode)
+        except ValueError:
+            known = ", ".join(repr(m.value) for m in CacheMode)
+            raise ConfigurationError(
+                f"unknown cache mode {mode!r}; expected one of {known}"
+            ) from None
+        self.store = store
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str, model: str) -> CachedResponse | None:
+        """The cached response, ``None`` on a miss (mode ``read_write``/``off``).
+
+        Raises:
+            ReplayMissError: a miss in ``replay_only`` mode.
+        """
+        if self.mode is CacheMode.OFF:
+            return None
+        with self._lock:
+            data = self.store.get_record(CACHE_RECORD_KIND, key)
+        if isinstance(data, dict) and "response" in data:
+            self.hits += 1
+            return CachedResponse.from_dict(data["response"])
+        self.misses += 1
+        if self.mode is CacheMode.REPLAY_ONLY:
+            where = _redact(getattr(self.store, "url", "?"))
+            raise ReplayMissError(
+                f"replay_only: no cached response for model {model!r}, request {key[:12]} "
+                f"(store {where}); the experiment made a request the "
+                "recorded run did not (changed prompt, model, parameters or knowledge). Re-record "
+                "with cache_mode='read_write' or restore the recording's store."
+            )
+        return None
+
+    def put(self, key: str, model: str, response: CachedResponse) -> None:
+        """Record a response (no-op unless the mode is ``read_write``)."""
+        if self.mode is not CacheMode.READ_WRITE:
+            return
+        record = {
+            "model": model,
+            "response": response.to_dict(),
+            "created_at": time.time(),
+        }
+        with self._lock:
+            self.store.put_record(CACHE_RECORD_KIND, key, record)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self.store.count_records(CACHE_RECORD_KIND)
