@@ -23,13 +23,24 @@ from costeer_lab.experiment._retrieval_metrics import (
     query_table,
     retrieval_success,
 )
+from costeer_lab.experiment._runner import (
+    attempt_rows,
+    report_experiment,
+    run_arm,
+    run_experiment,
+    select_tasks,
+)
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.experiment._summary import arm_differences, summary_table
 
 __all__: list[str] = [
     "QUERY_KINDS",
     "REPORT_SECTIONS",
     "RESULT_COLUMNS",
+    "ArmSpec",
+    "ExperimentSpec",
     "arm_differences",
+    "attempt_rows",
     "attempts_to_success",
     "build_report",
     "example_results",
@@ -38,10 +49,15 @@ __all__: list[str] = [
     "kb_growth",
     "knowledge_usage",
     "load_results",
+    "load_spec",
     "make_row",
     "query_table",
+    "report_experiment",
     "retrieval_success",
+    "run_arm",
+    "run_experiment",
     "save_results",
+    "select_tasks",
     "success_curve",
     "success_lift",
     "summary_table",

@@ -1,3 +1,28 @@
-"""suites subpackage."""
+"""Task suites: Alpha158 factors, HumanEval functions and user task files.
 
-__all__: list[str] = []
+Example:
+    >>> from costeer_lab.suites import load_suite
+    >>> suite = load_suite("humaneval", limit=3)
+    >>> suite.tasks[0].extra["entry_point"], suite.split("train")
+    ('has_close_elements', ['humaneval/0'])
+"""
+
+from costeer_lab.suites._alpha158 import alpha158_suite
+from costeer_lab.suites._humaneval import humaneval_suite
+from costeer_lab.suites._panel import ensure_panel, make_panel
+from costeer_lab.suites._registry import list_suites, load_suite, register_suite
+from costeer_lab.suites._suite import Suite
+from costeer_lab.suites._taskfile import load_task_file, parse_task_document
+
+__all__ = [
+    "Suite",
+    "alpha158_suite",
+    "ensure_panel",
+    "humaneval_suite",
+    "list_suites",
+    "load_suite",
+    "load_task_file",
+    "make_panel",
+    "parse_task_document",
+    "register_suite",
+]

@@ -1,0 +1,253 @@
+"""FactorEvaluator: run a candidate factor script and check its output against the truth.
+
+Candidate contract: ``main.py`` runs in a fresh directory holding the input files (for
+Alpha158: ``daily_pv.parquet``) and writes ``result.parquet``, a one-column float DataFrame
+indexed by ``(datetime, instrument)``.
+
+Ground truth: the reference workspace is run through ``gt_runner`` (default: the same runner
+as candidates — the sandbox) once per process and inputs; the parsed result is cached in
+memory keyed by (workspace content hash, input files' paths, sizes and mtimes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from costeer_lab._records import SingleFeedback, Task, Workspace
+from costeer_lab.errors import ConfigurationError, InvalidInputError
+from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
+from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
+from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
+from costeer_lab.knowledge import error_fingerprint, extract_errors
+
+__all__ = ["FactorEvaluator", "describe_run", "make_runner"]
+
+RunnerName = Literal["sandbox", "inprocess"]
+_GT_CACHE: OrderedDict[tuple[str, str, str], pd.Series | str] = OrderedDict()
+_GT_LOCK = threading.Lock()
+_GT_CACHE_SIZE = 256
+
+
+def make_runner(name: RunnerName, settings: EvaluatorSettings, timeout_s: float) -> Runner:
+    """Build a runner by name: ``"sandbox"`` (isolated, limits from settings) or
+    ``"inprocess"`` (trusted code only)."""
+    if name == "inprocess":
+        return InProcessRunner()
+    if name != "sandbox":
+        raise InvalidInputError(f"unknown runner {name!r}; expected 'sandbox' or 'inprocess'")
+    module = importlib.import_module("costeer_lab.evaluate")
+    sandbox_cls, limits_cls = getattr(module, "Sandbox", None), getattr(module, "Limits", None)
+    if sandbox_cls is None or limits_cls is None:
+        raise ConfigurationError("costeer_lab.evaluate.Sandbox is not available")
+    limits = limits_cls(wall_time_s=timeout_s, cpu_time_s=timeout_s, memory_mb=settings.memory_mb)
+    runner: Runner = sandbox_cls(limits)
+    return runner
+
+
+def describe_run(outcome: RunOutcome, max_chars: int) -> tuple[bool, str]:
+    """(ran to completion, execution section text) of a run."""
+    ran = (
+        outcome.returncode == 0
+        and not outcome.timed_out
+        and not outcome.memory_exceeded
+        and getattr(outcome, "killed_signal", None) is None
+    )
+    head = f"{outcome.duration_s:.2f} s"
+    if ran:
+        text = f"Executed successfully in {head}."
+    elif outcome.timed_out:
+        text = f"Execution failed: time limit hit after {head} ({outcome.error or 'timeout'})."
+    elif outcome.memory_exceeded:
+        text = f"Execution failed: memory limit exceeded after {head}."
+    else:
+        why = outcome.error or f"exit code {outcome.returncode}"
+        text = f"Execution failed: {why} after {head}."
+    for label, stream in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+        if stream.strip():
+            tail = stream if len(stream) <= max_chars else "…" + stream[-max_chars:]
+            text += f"\n--- {label} ---\n{tail.rstrip()}"
+    return ran, text
+
+
+def _clean(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()
+    }
+
+
+class FactorEvaluator:
+    """Evaluate factor implementations (see the module docstring for the contract).
+
+    Args:
+        inputs: files the candidate gets (name → path), e.g. ``suite.inputs``.
+        runner: runner of candidate code: ``"sandbox"`` (default), ``"inprocess"`` (trusted
+            code only) or any object with the :class:`Runner` interface.
+        gt_runner: runner of the ground truth (default: same as ``runner``).
+        settings: thresholds (default: the ``evaluator`` settings section).
+        output_file: name of the file the candidate writes.
+
+    Example:
+        >>> from costeer_lab.suites import load_suite
+        >>> suite = load_suite("alpha158", n_instruments=5, n_days=60)  # doctest: +SKIP
+        >>> ev = suite.evaluator(runner="inprocess")                      # doctest: +SKIP
+        >>> fb = ev.evaluate(suite.tasks[0], suite.ground_truth(suite.tasks[0].id),
+        ...                  suite.ground_truth(suite.tasks[0].id))      # doctest: +SKIP
+        >>> fb.final_decision                                            # doctest: +SKIP
+        True
+    """
+
+    def __init__(
+        self,
+        inputs: Mapping[str, str | Path],
+        *,
+        runner: RunnerName | Runner = "sandbox",
+        gt_runner: RunnerName | Runner | None = None,
+        settings: EvaluatorSettings | None = None,
+        output_file: str = "result.parquet",
+    ) -> None:
+        self.inputs = {k: Path(v) for k, v in inputs.items()}
+        missing = [str(p) for p in self.inputs.values() if not p.is_file()]
+        if missing:
+            raise InvalidInputError(f"FactorEvaluator inputs do not exist: {missing}")
+        self.settings = settings or evaluator_settings()
+        self.output_file = output_file
+        self._runner_spec = runner
+        self._gt_runner_spec = runner if gt_runner is None else gt_runner
+        self._runners: dict[str, Runner] = {}
+        self._lock = threading.Lock()
+
+    def _runner(self, which: str) -> Runner:
+        spec = self._runner_spec if which == "candidate" else self._gt_runner_spec
+        if not isinstance(spec, str):
+            return spec
+        with self._lock:
+            if spec not in self._runners:
+                self._runners[spec] = make_runner(
+                    spec, self.settings, self.settings.factor_timeout_s
+                )
+            return self._runners[spec]
+
+    def to_spec(self) -> dict[str, Any]:
+        """JSON description to rebuild this evaluator in another process."""
+        if not isinstance(self._runner_spec, str) or not isinstance(self._gt_runner_spec, str):
+            raise InvalidInputError("FactorEvaluator with a runner object cannot be sent as JSON")
+        return {
+            "kind": "factor",
+            "inputs": {k: str(v) for k, v in self.inputs.items()},
+            "runner": self._runner_spec,
+            "gt_runner": self._gt_runner_spec,
+            "settings": self.settings.model_dump(),
+            "output_file": self.output_file,
+        }
+
+    def close(self) -> None:
+        """Close the runners this evaluator created (sandbox workers)."""
+        with self._lock:
+            for r in self._runners.values():
+                close = getattr(r, "close", None)
+                if callable(close):
+                    close()
+            self._runners.clear()
+
+    def _inputs_key(self) -> str:
+        parts = []
+        for name, p in sorted(self.inputs.items()):
+            st = p.stat()
+            parts.append(f"{name}={p.resolve()}:{st.st_size}:{st.st_mtime_ns}")
+        return "|".join(parts)
+
+    def ground_truth_result(self, gt: Workspace) -> pd.Series | str:
+        """The parsed ground-truth factor (cached), or a message when the truth itself fails."""
+        key = (gt.content_hash, self._inputs_key(), self.output_file)
+        with _GT_LOCK:
+            if key in _GT_CACHE:
+                _GT_CACHE.move_to_end(key)
+                return _GT_CACHE[key]
+        outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[self.output_file])
+        result: pd.Series | str
+        data = outcome.outputs.get(self.output_file)
+        if data is None:
+            result = "ground truth produced no output:\n" + describe_run(outcome, 2000)[1]
+        else:
+            rep = read_factor(data, self.output_file)
+            result = rep.series if rep.ok and rep.series is not None else "\n".join(rep.lines)
+        with _GT_LOCK:
+            _GT_CACHE[key] = result
+            while len(_GT_CACHE) > _GT_CACHE_SIZE:
+                _GT_CACHE.popitem(last=False)
+        return result
+
+    def evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
+    ) -> SingleFeedback:
+        """Run ``implementation`` and check its factor; see the class docstring."""
+        s = self.settings
+        t0 = time.perf_counter()
+        outcome = self._runner("candidate").run(
+            implementation, inputs=self.inputs, collect=[self.output_file]
+        )
+        timings = {"run_s": outcome.duration_s}
+        ran, execution = describe_run(outcome, s.max_feedback_chars)
+        fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
+        if not ran:
+            if not fps:
+                fps.append(error_fingerprint(outcome.error or "ExecutionError: run failed"))
+            return SingleFeedback(
+                execution=execution,
+                return_checking="not checked: the code did not run to completion",
+                final_decision=False,
+                error_fingerprints=tuple(dict.fromkeys(fps)),
+                timings=timings,
+            )
+        data = outcome.outputs.get(self.output_file)
+        if data is None:
+            msg = (
+                f"output: {self.output_file} was not written; write the factor to "
+                f"{self.output_file} in the working directory"
+            )
+            return SingleFeedback(
+                execution=execution,
+                return_checking=f"[FAIL] {msg}",
+                final_decision=False,
+                error_fingerprints=(error_fingerprint(f"FactorOutputError: {msg}"),),
+                timings=timings,
+            )
+        rep = read_factor(data, self.output_file)
+        lines, failures = list(rep.lines), list(rep.failures)
+        details: dict[str, Any] = {}
+        decision = rep.ok
+        if rep.ok and rep.series is not None and gt_implementation is not None:
+            t1 = time.perf_counter()
+            truth = self.ground_truth_result(gt_implementation)
+            timings["ground_truth_s"] = time.perf_counter() - t1
+            if isinstance(truth, str):
+                lines.append(f"[FAIL] ground truth unavailable: {truth}")
+                decision = False
+            else:
+                cmp = compare_to_truth(rep.series, truth, s)
+                lines += cmp.lines
+                failures += cmp.failures
+                details.update(_clean(cmp.metrics))
+                decision = cmp.decision
+        elif rep.ok and gt_implementation is None:
+            lines.append("decision: SUCCESS (no ground truth; format checks passed)")
+        timings["total_s"] = time.perf_counter() - t0
+        if not decision:
+            fps += [error_fingerprint(f"FactorCheckError: {f}") for f in failures]
+        return SingleFeedback(
+            execution=execution,
+            return_checking="\n".join(lines),
+            final_decision=decision,
+            error_fingerprints=tuple(dict.fromkeys(fps)),
+            timings=timings,
+            details=details,
+        )

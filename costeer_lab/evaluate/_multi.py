@@ -1,0 +1,241 @@
+"""MultiEvaluator: run one or several evaluators over many tasks in parallel.
+
+Jobs travel as JSON: each evaluator is described by its ``to_spec()`` dict and rebuilt (once per
+worker process, then reused) by :func:`evaluator_from_spec`; tasks, workspaces and feedback
+cross the process boundary as ``to_dict()`` JSON. Evaluators without ``to_spec`` can only be
+used with thread executors (they are then called directly).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any, Literal
+
+from costeer_lab._records import MultiFeedback, SingleFeedback, Task, Workspace
+from costeer_lab.errors import ConfigurationError, InvalidInputError
+from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.evaluate._settings import EvaluatorSettings
+
+__all__ = ["MultiEvaluator", "evaluator_from_spec"]
+
+_WORKER_EVALUATORS: dict[str, Evaluator] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def evaluator_from_spec(spec: Mapping[str, Any]) -> Evaluator:
+    """Rebuild an evaluator from its ``to_spec()`` dict.
+
+    Example:
+        >>> from costeer_lab.evaluate import PythonFunctionEvaluator
+        >>> ev = evaluator_from_spec(PythonFunctionEvaluator(runner="inprocess").to_spec())
+        >>> type(ev).__name__
+        'PythonFunctionEvaluator'
+    """
+    kind = spec.get("kind")
+    settings = EvaluatorSettings(**spec.get("settings", {}))
+    if kind == "factor":
+        from costeer_lab.evaluate._factor import FactorEvaluator
+
+        return FactorEvaluator(
+            spec["inputs"],
+            runner=spec.get("runner", "sandbox"),
+            gt_runner=spec.get("gt_runner"),
+            settings=settings,
+            output_file=spec.get("output_file", "result.parquet"),
+        )
+    if kind == "pyfunc":
+        from costeer_lab.evaluate._pyfunc import PythonFunctionEvaluator
+
+        return PythonFunctionEvaluator(runner=spec.get("runner", "sandbox"), settings=settings)
+    if kind == "critic":
+        from costeer_lab.evaluate._critic import LLMCodeCritic
+
+        return LLMCodeCritic.from_spec(spec)
+    raise InvalidInputError(f"unknown evaluator kind {kind!r}; expected factor, pyfunc or critic")
+
+
+def _cached_evaluator(spec_json: str) -> Evaluator:
+    with _WORKER_LOCK:
+        if spec_json not in _WORKER_EVALUATORS:
+            _WORKER_EVALUATORS[spec_json] = evaluator_from_spec(json.loads(spec_json))
+        return _WORKER_EVALUATORS[spec_json]
+
+
+def _run_all(
+    evaluators: Sequence[Evaluator], task: Task, impl: Workspace, gt: Workspace | None
+) -> SingleFeedback:
+    parts = []
+    for ev in evaluators:
+        try:
+            parts.append(ev.evaluate(task, impl, gt))
+        except (InvalidInputError, ConfigurationError):
+            raise
+        except Exception as exc:  # an evaluator bug must not sink the whole step
+            parts.append(
+                SingleFeedback(
+                    execution=f"evaluation error in {type(ev).__name__}: "
+                    f"{type(exc).__name__}: {exc}",
+                    final_decision=False,
+                )
+            )
+    return SingleFeedback.merge(parts)
+
+
+def _job_from_json(specs: list[str], task: str, impl: str, gt: str | None) -> str:
+    """Process-pool job: JSON in, feedback JSON out."""
+    evaluators = [_cached_evaluator(s) for s in specs]
+    feedback = _run_all(
+        evaluators,
+        Task.from_dict(json.loads(task)),
+        Workspace.from_dict(json.loads(impl)),
+        None if gt is None else Workspace.from_dict(json.loads(gt)),
+    )
+    return json.dumps(feedback.to_dict())
+
+
+class MultiEvaluator:
+    """Evaluate many (task, implementation) pairs in parallel; merge several evaluators.
+
+    Per task, the evaluators' feedback is merged with :meth:`SingleFeedback.merge` (sections
+    joined, final decision = AND). A ``None`` implementation gives a ``None`` feedback
+    (skipped task).
+
+    Args:
+        evaluators: one evaluator or several.
+        executor: any ``concurrent.futures.Executor`` (not shut down by this object). Default: a
+            process pool (spawn) created on first use, or a thread pool when an evaluator has no
+            ``to_spec()`` or ``kind="thread"``.
+        max_workers: size of the default pool (default: CPU count, at most 4).
+        kind: ``"process"`` or ``"thread"`` for the default pool.
+
+    The default process pool uses the ``spawn`` start method (safe with threads; no state is
+    inherited), so a *script* that evaluates must guard its entry point with
+    ``if __name__ == "__main__":``; notebooks need nothing. Each worker process builds its
+    evaluators once (one sandbox per worker) and caches ground-truth results.
+
+    Example:
+        >>> from costeer_lab.evaluate import PythonFunctionEvaluator
+        >>> t = Task("d/inc", "inc", "Add one.", extra={"entry_point": "inc"})
+        >>> gt = Workspace({"tests.py": "def check(c):\\n    assert c(1) == 2\\n"})
+        >>> with MultiEvaluator(PythonFunctionEvaluator(runner="inprocess"), kind="thread") as m:
+        ...     fb = m.evaluate([t, t], [Workspace({"main.py": "inc = lambda x: x + 1"}), None],
+        ...                     [gt, gt])
+        >>> [None if f is None else f.final_decision for f in fb]
+        [True, None]
+    """
+
+    def __init__(
+        self,
+        evaluators: Evaluator | Sequence[Evaluator],
+        *,
+        executor: Executor | None = None,
+        max_workers: int | None = None,
+        kind: Literal["process", "thread"] = "process",
+    ) -> None:
+        self.evaluators: list[Evaluator] = (
+            [evaluators] if not isinstance(evaluators, Sequence) else list(evaluators)
+        )
+        if not self.evaluators:
+            raise InvalidInputError("MultiEvaluator needs at least one evaluator")
+        self._specs = self._collect_specs()
+        self._executor = executor
+        self._owned: Executor | None = None
+        self._max_workers = max_workers or min(4, os.cpu_count() or 1)
+        self.kind: Literal["process", "thread"] = kind if self._specs is not None else "thread"
+        if isinstance(executor, ProcessPoolExecutor) and self._specs is None:
+            raise InvalidInputError(
+                "a process pool needs evaluators with to_spec(); "
+                f"{[type(e).__name__ for e in self.evaluators]} cannot all be sent as JSON"
+            )
+
+    def _collect_specs(self) -> list[str] | None:
+        specs = []
+        for ev in self.evaluators:
+            to_spec = getattr(ev, "to_spec", None)
+            if not callable(to_spec):
+                return None
+            try:
+                specs.append(json.dumps(to_spec(), sort_keys=True))
+            except InvalidInputError:
+                return None
+        return specs
+
+    def _pool(self) -> Executor:
+        if self._executor is not None:
+            return self._executor
+        if self._owned is None:
+            if self.kind == "process":
+                ctx = multiprocessing.get_context("spawn")
+                self._owned = ProcessPoolExecutor(self._max_workers, mp_context=ctx)
+            else:
+                self._owned = ThreadPoolExecutor(self._max_workers)
+        return self._owned
+
+    def evaluate(
+        self,
+        tasks: Sequence[Task],
+        implementations: Sequence[Workspace | None],
+        gt_implementations: Sequence[Workspace | None] | None = None,
+    ) -> MultiFeedback:
+        """Feedback for each task, in order (``None`` where the implementation is ``None``)."""
+        gts = list(gt_implementations) if gt_implementations is not None else [None] * len(tasks)
+        if not len(tasks) == len(implementations) == len(gts):
+            raise InvalidInputError(
+                f"tasks ({len(tasks)}), implementations ({len(implementations)}) and ground "
+                f"truths ({len(gts)}) must have the same length"
+            )
+        pool = self._pool()
+        use_json = self._specs is not None and not isinstance(pool, ThreadPoolExecutor)
+        futures: list[Future[Any] | None] = []
+        for task, impl, gt in zip(tasks, implementations, gts, strict=True):
+            if impl is None:
+                futures.append(None)
+            elif use_json:
+                assert self._specs is not None
+                futures.append(
+                    pool.submit(
+                        _job_from_json,
+                        self._specs,
+                        json.dumps(task.to_dict()),
+                        json.dumps(impl.to_dict()),
+                        None if gt is None else json.dumps(gt.to_dict()),
+                    )
+                )
+            else:
+                futures.append(pool.submit(_run_all, self.evaluators, task, impl, gt))
+        items: list[SingleFeedback | None] = []
+        for fut in futures:
+            if fut is None:
+                items.append(None)
+                continue
+            value = fut.result()
+            items.append(SingleFeedback.from_dict(json.loads(value)) if use_json else value)
+        return MultiFeedback(tuple(items))
+
+    def evaluate_many(
+        self,
+        tasks: Sequence[Task],
+        workspaces: Sequence[Workspace],
+        gts: Sequence[Workspace | None],
+    ) -> list[SingleFeedback]:
+        """Same as :meth:`evaluate` for a step with every implementation present (the
+        ``StepEvaluator`` interface of :class:`costeer_lab.evolve.EvoAgent`)."""
+        feedback = self.evaluate(tasks, workspaces, gts)
+        return [f for f in feedback if f is not None]
+
+    def close(self) -> None:
+        """Shut down the pool this object created (a given executor is left alone)."""
+        if self._owned is not None:
+            self._owned.shutdown(wait=True, cancel_futures=True)
+            self._owned = None
+
+    def __enter__(self) -> MultiEvaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,208 @@
+"""The forked child of the sandbox worker: lock itself down, then run the candidate.
+
+:func:`run_child` never returns; it ends the process with ``os._exit``. Order matters: all the
+steps that need root (joining a namespace, opening the capture files in the root-owned run
+directory, handing the work directory to the run user, limits) happen before privileges are
+dropped; the worker's file descriptors are closed last, just before the candidate's code runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import resource
+import runpy
+import signal
+import sys
+import traceback
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from costeer_lab.evaluate._sandbox_ns import (
+    CLONE_NEWNET,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    count_uid_processes,
+    prctl,
+    setns,
+)
+
+__all__ = ["SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
+
+#: Exit code of a child whose set-up failed (the reason is written to the status pipe).
+SETUP_FAILED_EXIT = 126
+_MB = 1024 * 1024
+
+
+def _reset_signals() -> None:
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _redirect(run_dir: str) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        new = os.open(os.path.join(run_dir, name), flags, 0o600)
+        os.dup2(new, fd)
+        os.close(new)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+
+def _give_tree(work_dir: str, uid: int, read_only: set[str]) -> None:
+    """Hand ``work_dir`` and everything in it except the read-only input copies to ``uid``."""
+    os.chown(work_dir, uid, uid)
+    os.chmod(work_dir, 0o700)
+    for root, dirs, files in os.walk(work_dir):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            if os.path.relpath(path, work_dir) in read_only:
+                continue
+            os.chown(path, uid, uid, follow_symlinks=False)
+
+
+def _set_limits(limits: Mapping[str, Any], uid: int | None) -> None:
+    def cap(kind: int, soft: int, hard: int | None = None) -> None:
+        _, old_hard = resource.getrlimit(kind)
+        hard = soft if hard is None else hard
+        if old_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, old_hard), min(hard, old_hard)
+        resource.setrlimit(kind, (soft, hard))
+
+    cpu = max(1, math.ceil(float(limits["cpu_time_s"])))
+    cap(resource.RLIMIT_CPU, cpu, cpu + 1)
+    cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
+    cap(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * _MB)
+    cap(resource.RLIMIT_CORE, 0)
+    nproc = int(limits["max_processes"])
+    if uid is None:  # unprivileged: the limit counts every process of our own user
+        nproc += count_uid_processes(os.getuid())
+    cap(resource.RLIMIT_NPROC, nproc)
+
+
+def _drop_privileges(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _prepare_python(main: str, work_dir: str, env: Mapping[str, str]) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+    os.umask(0o022)
+    sys.argv = [main]
+    sys.path.insert(0, work_dir)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    out = io.FileIO(1, "w", closefd=False)
+    err = io.FileIO(2, "w", closefd=False)
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(out), encoding="utf-8")
+    sys.stderr = io.TextIOWrapper(
+        io.BufferedWriter(err), encoding="utf-8", errors="backslashreplace", line_buffering=True
+    )
+    for name in ("stdin", "stdout", "stderr"):  # what a fresh interpreter would have
+        setattr(sys, f"__{name}__", getattr(sys, name))
+
+
+def _setup(req: Mapping[str, Any], worker_pid: int, host_netns_fd: int | None) -> None:
+    _reset_signals()
+    os.setsid()
+    limits = req["limits"]
+    if limits["network"] and host_netns_fd is not None:
+        setns(host_netns_fd, CLONE_NEWNET)
+    _redirect(req["run_dir"])
+    uid: int | None = req.get("uid")
+    if uid is not None:
+        _give_tree(req["work_dir"], uid, set(req.get("read_only", ())))
+    os.chdir(req["work_dir"])
+    _set_limits(limits, uid)
+    if uid is not None:
+        _drop_privileges(uid)
+    try:  # after the uid change, which clears the parent-death signal
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+    except OSError:
+        pass
+    if os.getppid() != worker_pid:
+        raise RuntimeError("the sandbox worker exited during set-up")
+    _prepare_python(req["main"], req["work_dir"], req["env"])
+
+
+def _exit_code(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value & 0xFF
+    print(value, file=sys.stderr)
+    return 1
+
+
+def _print_candidate_traceback(exc: BaseException) -> None:
+    """Print the traceback without the frames of this runner and of ``runpy``."""
+    tb = exc.__traceback__
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename == __file__
+        or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")
+    ):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def run_child(
+    req: Mapping[str, Any], status_fd: int, worker_pid: int, host_netns_fd: int | None
+) -> NoReturn:
+    """Set up isolation for request ``req`` and execute its main file as ``__main__``."""
+    code = 1
+    try:
+        try:
+            _setup(req, worker_pid, host_netns_fd)
+        except BaseException as exc:
+            os.write(status_fd, f"sandbox set-up failed: {exc!r}".encode()[:4000])
+            os._exit(SETUP_FAILED_EXIT)
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        code = 0
+        try:
+            runpy.run_path(req["main"], run_name="__main__")
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except BaseException as exc:
+            code = 1
+            try:
+                _print_candidate_traceback(exc)
+            except BaseException:
+                os.write(2, b"\nuncaught exception (the traceback could not be printed)\n")
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+    finally:
+        os._exit(code)
+
+
+def wait_and_run(
+    req_fd: int, status_fd: int, worker_pid: int, host_netns_fd: int | None, keep: set[int | None]
+) -> NoReturn:
+    """Body of a pre-forked spare child: drop the worker's descriptors, wait for the request
+    (read to EOF), then :func:`run_child` it; exit quietly when the worker closes the pipe."""
+    try:
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 2 and fd not in keep:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        with contextlib.suppress(OSError):
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        chunks = []
+        while chunk := os.read(req_fd, 1 << 16):
+            chunks.append(chunk)
+        if not chunks or os.getppid() != worker_pid:
+            os._exit(0)
+        req = json.loads(b"".join(chunks))
+        os.close(req_fd)
+    except BaseException:
+        os._exit(SETUP_FAILED_EXIT)
+    run_child(req, status_fd, worker_pid, host_netns_fd)

@@ -1,0 +1,341 @@
+"""The sandbox worker: a long-lived, single-threaded server that forks one child per run.
+
+Started by :class:`~costeer_lab.evaluate.Sandbox` as ``python -m costeer_lab.evaluate._worker
+CONFIG_JSON`` with a scrubbed environment. It pre-imports numpy/pandas once, moves itself into
+private network and mount namespaces (when root), then serves JSON lines on stdin/stdout:
+
+* request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
+* response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
+  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "error"}``
+
+When root, each run gets its own unprivileged uid (a slot claimed with ``flock`` so several
+workers on one machine never share one); after the run every process of that uid is killed.
+The worker is a child subreaper, so escaped grandchildren are reparented to it and reaped.
+It exits when stdin closes, killing whatever still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import importlib
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from costeer_lab.evaluate._sandbox_child import SETUP_FAILED_EXIT, wait_and_run
+from costeer_lab.evaluate._sandbox_ns import (
+    PR_SET_CHILD_SUBREAPER,
+    count_uid_processes,
+    isolate_worker,
+    prctl,
+    sweep_uid,
+)
+
+__all__ = ["main"]
+
+
+@dataclass
+class _Run:
+    req_id: int
+    pid: int
+    uid: int | None
+    lock_fd: int | None
+    status_fd: int
+    start: float
+    deadline: float
+    limits: dict[str, Any]
+    timed_out: bool = False
+    process_limit_hit: bool = False
+
+
+class _Worker:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.proto_in = os.dup(0)
+        self.proto_out = os.dup(1)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)  # stray prints of imported libraries go to the worker log, not the protocol
+        self.is_root = os.geteuid() == 0
+        self.runs: dict[int, _Run] = {}
+        self.pid = os.getpid()
+        self.spare: tuple[int, int, int] | None = None
+        self.buffer = b""
+        self.import_errors: dict[str, str] = {}
+        for name in config.get("preimport", []):
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # reported in the ready line, not fatal
+                self.import_errors[name] = repr(exc)
+        if "pandas" in sys.modules:
+            _warm_pandas(self.import_errors)
+        gc.collect()
+        gc.freeze()  # children never scan the inherited objects, so they share those pages
+        self.iso = isolate_worker(config.get("needed_paths", []), network=False)
+        self.host_netns_fd: int | None = self.iso.get("host_netns_fd")  # type: ignore[assignment]
+        if self.is_root:
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+            os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
+            self._sweep_orphans()
+        self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.proto_in, selectors.EVENT_READ, "proto")
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+
+    # -- uid slots ---------------------------------------------------------------------------
+    def _slot_uids(self) -> range:
+        base = int(self.config["uid_base"])
+        return range(base, base + int(self.config["uid_slots"]))
+
+    def _try_lock(self, uid: int) -> int | None:
+        path = os.path.join(self.config["lock_dir"], f"{uid}.lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    def _claim_slot(self) -> tuple[int, int] | None:
+        for uid in self._slot_uids():
+            fd = self._try_lock(uid)
+            if fd is not None:
+                return uid, fd
+        return None
+
+    def _sweep_orphans(self) -> None:
+        """Kill processes left by a dead worker in slots nobody holds now."""
+        for uid in self._slot_uids():
+            if count_uid_processes(uid) == 0:
+                continue
+            fd = self._try_lock(uid)
+            if fd is not None:
+                sweep_uid(uid)
+                os.close(fd)
+
+    # -- protocol ----------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        while data:
+            data = data[os.write(self.proto_out, data) :]
+
+    def _read_requests(self) -> bool:
+        chunk = os.read(self.proto_in, 1 << 16)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            if line.strip():
+                self._handle_line(line)
+        return True
+
+    def _handle_line(self, line: bytes) -> None:
+        try:
+            req = json.loads(line)
+        except ValueError as exc:
+            print(f"sandbox worker: malformed request ignored: {exc}", file=sys.stderr)
+            return
+        try:
+            self._handle(req)
+        except Exception as exc:  # report to the caller, keep serving the others
+            self.send(
+                {"id": req.get("id"), "error": f"sandbox worker could not start run: {exc!r}"}
+            )
+
+    def _handle(self, req: dict[str, Any]) -> None:
+        if req.get("op") == "ping":
+            self.send({"id": req["id"], "pong": True, "running": len(self.runs)})
+            return
+        uid = lock_fd = None
+        if self.is_root:
+            slot = self._claim_slot()
+            if slot is None:
+                self.send({"id": req["id"], "error": "no free sandbox uid slot"})
+                return
+            uid, lock_fd = slot
+            sweep_uid(uid)
+        req["uid"] = uid
+        pid, req_w, status_r = self.spare or self._fork_spare()
+        self.spare = None
+        data = json.dumps(req).encode()
+        while data:
+            data = data[os.write(req_w, data) :]
+        os.close(req_w)  # the spare reads to EOF, then runs the request
+        now = time.monotonic()
+        limits = req["limits"]
+        self.runs[pid] = _Run(
+            req["id"], pid, uid, lock_fd, status_r, now, now + float(limits["wall_time_s"]), limits
+        )
+        self.spare = self._fork_spare()  # pays the next fork while this run executes
+
+    def _fork_spare(self) -> tuple[int, int, int]:
+        """Fork a child that waits for its request: ``(pid, request_fd, status_fd)``."""
+        req_r, req_w = os.pipe2(os.O_CLOEXEC)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            keep = {req_r, status_w, self.host_netns_fd}
+            wait_and_run(req_r, status_w, self.pid, self.host_netns_fd, keep)
+        os.close(req_r)
+        os.close(status_w)
+        os.set_blocking(status_r, False)
+        return pid, req_w, status_r
+
+    def _drop_spare(self) -> None:
+        if self.spare is not None:
+            _, req_w, status_r = self.spare
+            self.spare = None
+            os.close(req_w)  # EOF: the spare exits
+            os.close(status_r)
+
+    # -- lifecycle of runs -------------------------------------------------------------------
+    def _kill(self, run: _Run) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(run.pid, signal.SIGKILL)
+        if run.uid is not None:
+            if count_uid_processes(run.uid) >= int(run.limits["max_processes"]):
+                run.process_limit_hit = True
+            sweep_uid(run.uid)
+
+    def _finish(self, run: _Run, status: int, usage: Any) -> None:
+        elapsed = time.monotonic() - run.start
+        if os.WIFSIGNALED(status):
+            code, sig = None, os.WTERMSIG(status)
+        else:
+            code, sig = os.WEXITSTATUS(status), None
+        try:
+            setup = os.read(run.status_fd, 8192).decode(errors="replace")
+        except OSError:
+            setup = ""
+        os.close(run.status_fd)
+        if run.uid is not None:
+            failed = code != 0 or sig is not None
+            limit = int(run.limits["max_processes"]) - 1
+            if failed and not run.timed_out and count_uid_processes(run.uid) >= limit:
+                run.process_limit_hit = True
+            sweep_uid(run.uid)
+        else:
+            with contextlib.suppress(OSError):
+                os.killpg(run.pid, signal.SIGKILL)
+        if run.lock_fd is not None:
+            os.close(run.lock_fd)
+        cpu = float(usage.ru_utime + usage.ru_stime)
+        cpu_limit = sig == signal.SIGXCPU or (
+            sig == signal.SIGKILL and not run.timed_out and cpu >= float(run.limits["cpu_time_s"])
+        )
+        error = setup if (code == SETUP_FAILED_EXIT and setup) else None
+        self.send(
+            {
+                "id": run.req_id,
+                "returncode": code,
+                "signal": sig,
+                "timed_out": run.timed_out,
+                "cpu_limit": cpu_limit,
+                "process_limit_hit": run.process_limit_hit,
+                "duration_s": elapsed,
+                "cpu_s": cpu,
+                "maxrss_kb": int(usage.ru_maxrss),
+                "network_isolated": bool(self.iso["network_isolated"])
+                and not run.limits["network"],
+                "error": error,
+            }
+        )
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            run = self.runs.pop(pid, None)
+            if run is not None:
+                self._finish(run, status, usage)
+            elif self.spare is not None and pid == self.spare[0]:
+                self._drop_spare()  # died waiting (killed from outside): fork a new one later
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        for run in list(self.runs.values()):
+            if not run.timed_out and now >= run.deadline:
+                run.timed_out = True
+                self._kill(run)
+
+    def shutdown(self) -> None:
+        self._drop_spare()
+        for run in list(self.runs.values()):
+            self._kill(run)
+        self._reap()
+
+    def serve(self) -> None:
+        self.spare = self._fork_spare()
+        isolation = {k: v for k, v in self.iso.items() if k != "host_netns_fd"}
+        self.send(
+            {"ready": True, "pid": os.getpid(), "import_errors": self.import_errors,
+             "isolation": isolation}
+        )  # fmt: skip
+        while True:
+            pending = [r.deadline for r in self.runs.values() if not r.timed_out]
+            timeout = 5.0 if not pending else max(0.0, min(pending) - time.monotonic())
+            for key, _ in self.sel.select(min(timeout, 5.0)):
+                if key.data == "proto":
+                    if not self._read_requests():
+                        self.shutdown()
+                        return
+                else:
+                    try:
+                        while os.read(self.wake_r, 4096):
+                            pass
+                    except BlockingIOError:
+                        pass
+            self._reap()
+            self._check_deadlines()
+
+
+def _warm_pandas(errors: dict[str, str]) -> None:
+    """Exercise pandas once (Parquet round trip, group-by rolling) so the lazy imports and
+    first-call set-up happen here, once, instead of in every forked run."""
+    import io
+
+    import pandas as pd
+
+    try:
+        frame = pd.DataFrame({"g": [0, 0, 1, 1], "x": [1.0, 2.0, 3.0, 4.0]})
+        frame["y"] = frame.groupby("g")["x"].transform(lambda s: s.rolling(2, 1).mean())
+        buffer = io.BytesIO()
+        frame.set_index(["g"]).to_parquet(buffer)
+        pd.read_parquet(io.BytesIO(buffer.getvalue()))
+    except Exception as exc:  # no Parquet engine: still a usable worker
+        errors["pandas-warm-up"] = repr(exc)
+
+
+def main(argv: list[str]) -> int:
+    config = json.loads(argv[1]) if len(argv) > 1 else {}
+    config.setdefault("uid_base", 62000)
+    config.setdefault("uid_slots", 64)
+    config.setdefault("lock_dir", "/tmp/costeer-lab-sandbox-slots")
+    worker = _Worker(config)
+    try:
+        worker.serve()
+    except KeyboardInterrupt:
+        worker.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

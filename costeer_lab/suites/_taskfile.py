@@ -1,0 +1,203 @@
+"""User task files (JSON or YAML) → :class:`Suite`, validated with errors naming the bad field.
+
+Format (``kind`` picks the evaluator)::
+
+    name: my_factors              # suite name (default: the file stem)
+    kind: factor                  # "factor" (FactorEvaluator) or "python_function"
+    inputs:                       # factor only: files the candidate gets (relative to the file)
+      daily_pv.parquet: data/daily_pv.parquet   # or the word "alpha158" for the synthetic panel
+    splits: {train: [t1], test: [t2]}           # optional
+    tasks:
+      - id: t1                                  # required, unique
+        name: MOM5                              # required
+        description: Five-day momentum.         # required
+        formulation: Ref($close, 5)/$close      # optional: variables, category, difficulty
+        ground_truth: "import pandas as pd ..." # factor: main.py text (or ground_truth_file)
+      - id: t2
+        name: add
+        description: Add two numbers.
+        entry_point: add                        # python_function: required
+        prompt: "def add(a, b):\\n"               # optional, shown to coders
+        tests: "def check(f): assert f(1, 2) == 3"  # hidden; canonical_solution: optional
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from costeer_lab._records import Task, Workspace
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.suites._suite import Suite
+
+__all__ = ["TaskFile", "load_task_file", "parse_task_document"]
+
+
+class TaskEntry(BaseModel):
+    """One task of a task file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    formulation: str = ""
+    variables: dict[str, str] = Field(default_factory=dict)
+    category: str = ""
+    difficulty: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    ground_truth: str | None = None
+    ground_truth_file: str | None = None
+    entry_point: str | None = None
+    prompt: str | None = None
+    tests: str | None = None
+    canonical_solution: str | None = None
+
+
+class TaskFile(BaseModel):
+    """A whole task file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    kind: Literal["factor", "python_function"] = "factor"
+    inputs: dict[str, str] = Field(default_factory=dict)
+    splits: dict[str, list[str]] = Field(default_factory=dict)
+    tasks: list[TaskEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskFile:
+        ids = [t.id for t in self.tasks]
+        for i, t in enumerate(self.tasks):
+            if ids.index(t.id) != i:
+                raise ValueError(f"tasks[{i}].id: duplicate task id {t.id!r}")
+            if self.kind == "python_function" and not t.entry_point:
+                raise ValueError(f"tasks[{i}].entry_point: required for kind 'python_function'")
+            if t.ground_truth is not None and t.ground_truth_file is not None:
+                raise ValueError(f"tasks[{i}]: give ground_truth or ground_truth_file, not both")
+        for split, members in self.splits.items():
+            for j, tid in enumerate(members):
+                if tid not in ids:
+                    raise ValueError(f"splits.{split}[{j}]: unknown task id {tid!r}")
+        return self
+
+
+def _format_error(exc: ValidationError, source: str) -> InvalidInputError:
+    parts = []
+    for err in exc.errors()[:10]:
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return InvalidInputError(f"invalid task file {source}: " + "; ".join(parts))
+
+
+def parse_task_document(doc: Any, source: str = "<document>") -> TaskFile:
+    """Validate a parsed JSON/YAML document; errors name the bad field (``tasks[2].name``).
+
+    Example:
+        >>> parse_task_document({"tasks": [{"id": "a", "name": "A", "description": "d"}]}).kind
+        'factor'
+    """
+    if not isinstance(doc, dict):
+        raise InvalidInputError(
+            f"invalid task file {source}: expected a mapping with 'tasks', "
+            f"got {type(doc).__name__}"
+        )
+    try:
+        return TaskFile.model_validate(doc)
+    except ValidationError as exc:
+        raise _format_error(exc, source) from None
+
+
+def _task(entry: TaskEntry, kind: str) -> Task:
+    extra = dict(entry.extra)
+    if kind == "python_function":
+        extra["entry_point"] = entry.entry_point
+        if entry.prompt is not None:
+            extra["prompt"] = entry.prompt
+    return Task(
+        id=entry.id,
+        name=entry.name,
+        description=entry.description,
+        formulation=entry.formulation,
+        variables=entry.variables,
+        category=entry.category,
+        difficulty=entry.difficulty,
+        extra=extra,
+    )
+
+
+def _ground_truth(entry: TaskEntry, kind: str, base: Path) -> Workspace | None:
+    code = entry.ground_truth
+    if entry.ground_truth_file is not None:
+        code = (base / entry.ground_truth_file).read_text(encoding="utf-8")
+    if kind == "python_function":
+        if code is None and entry.canonical_solution is not None:
+            code = (entry.prompt or "") + entry.canonical_solution
+        files = {"main.py": code or ""}
+        if entry.tests is not None:
+            files["tests.py"] = entry.tests
+        return Workspace(files)
+    return None if code is None else Workspace({"main.py": code})
+
+
+def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
+    """Build a :class:`Suite` from a validated task file (paths relative to ``base``)."""
+    inputs: dict[str, Path] = {}
+    for name, value in spec.inputs.items():
+        if value == "alpha158":
+            from costeer_lab.settings import get_settings
+            from costeer_lab.suites._panel import ensure_panel
+
+            inputs[name] = ensure_panel(get_settings().cache_dir)
+        else:
+            path = (base / value).resolve()
+            if not path.is_file():
+                raise InvalidInputError(f"inputs.{name}: file {str(path)!r} does not exist")
+            inputs[name] = path
+    tasks = [_task(e, spec.kind) for e in spec.tasks]
+    gts = {e.id: _ground_truth(e, spec.kind, base) for e in spec.tasks}
+
+    def ground_truth(task_id: str) -> Workspace:
+        gt = gts[task_id]
+        if gt is None:
+            raise InvalidInputError(f"task {task_id!r} has no ground_truth in the task file")
+        return gt
+
+    def evaluator(**kwargs: Any) -> Evaluator:
+        if spec.kind == "python_function":
+            from costeer_lab.evaluate._pyfunc import PythonFunctionEvaluator
+
+            return PythonFunctionEvaluator(**kwargs)
+        from costeer_lab.evaluate._factor import FactorEvaluator
+
+        kwargs.setdefault("inputs", inputs)
+        return FactorEvaluator(**kwargs)
+
+    return Suite(
+        spec.name or default_name,
+        tasks,
+        ground_truth,
+        evaluator,
+        inputs=inputs,
+        splits=spec.splits,
+    )
+
+
+def load_task_file(path: str | Path) -> Suite:
+    """Read a ``.json``/``.yaml``/``.yml`` task file into a :class:`Suite`."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"task file {str(p)!r} does not exist")
+    text = p.read_text(encoding="utf-8")
+    try:
+        doc = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise InvalidInputError(f"task file {str(p)!r} is not valid JSON/YAML: {exc}") from None
+    spec = parse_task_document(doc, repr(str(p)))
+    return suite_from_document(spec, p.parent, p.stem)

@@ -1,0 +1,118 @@
+"""Pure factor checks: parsing, format failures, metrics of the comparison."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costeer_lab.evaluate import EvaluatorSettings
+from costeer_lab.evaluate._factor_checks import _mean_ic, compare_to_truth, read_factor
+
+
+def frame(values: np.ndarray | None = None, days: int = 30, n: int = 8) -> pd.DataFrame:
+    idx = pd.MultiIndex.from_product(
+        [pd.bdate_range("2021-01-04", periods=days), [f"I{i}" for i in range(n)]],
+        names=["datetime", "instrument"],
+    )
+    vals = np.random.default_rng(0).normal(size=len(idx)) if values is None else values
+    return pd.DataFrame({"f": vals}, index=idx)
+
+
+def to_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf)
+    return buf.getvalue()
+
+
+def test_good_frame_passes() -> None:
+    rep = read_factor(to_bytes(frame()))
+    assert rep.ok and rep.series is not None and len(rep.series) == 240
+    assert all(line.startswith("[ok]") for line in rep.lines)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: b"not parquet", "could not be read as parquet"),
+        (lambda: to_bytes(frame().assign(f=["x"] * 240)), "expected float"),
+        (lambda: to_bytes(pd.concat([frame(), frame()])), "240 duplicated"),
+        (lambda: to_bytes(frame().rename_axis(["date", "code"])), "['date', 'code']"),
+        (
+            lambda: to_bytes(
+                frame().set_axis(
+                    frame().index.set_levels(
+                        frame().index.levels[0] + pd.Timedelta(hours=15), level=0
+                    )
+                )
+            ),
+            "time of day",
+        ),
+        (
+            lambda: to_bytes(frame().set_axis(frame().index.set_levels(range(30), level=0))),
+            "the datetime level has dtype int64",
+        ),
+    ],
+)
+def test_format_failures_are_named(make, message: str) -> None:  # type: ignore[no-untyped-def]
+    rep = read_factor(make())
+    assert not rep.ok
+    assert any(message in f for f in rep.failures), rep.lines
+
+
+def _series(df: pd.DataFrame) -> pd.Series:
+    rep = read_factor(to_bytes(df))
+    assert rep.series is not None
+    return rep.series
+
+
+def test_metrics_of_identical_negated_and_partial_candidates() -> None:
+    s = EvaluatorSettings()
+    truth = _series(frame())
+    same = compare_to_truth(truth, truth, s)
+    assert same.decision and same.metrics["ic"] == pytest.approx(1.0)
+    assert same.metrics["equal_value_ratio"] == 1.0 and same.metrics["index_overlap"] == 1.0
+    neg = compare_to_truth(-truth, truth, s)
+    assert not neg.decision and neg.metrics["ic"] == pytest.approx(-1.0)
+    assert neg.metrics["rank_ic"] == pytest.approx(-1.0)
+    half = compare_to_truth(truth.iloc[: len(truth) // 2], truth, s)
+    assert half.metrics["row_ratio"] == 0.5 and half.metrics["index_overlap"] == 0.5
+    assert not half.decision
+    scaled = compare_to_truth(truth * 2 + 1, truth, s)  # same ranking, other values
+    assert scaled.decision and "IC path" in scaled.lines[-1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(3, 9),
+    st.integers(2, 12),
+    st.integers(0, 2**31),
+    st.floats(0.0, 0.4),
+)
+def test_mean_ic_matches_a_pandas_reference(
+    n: int, days: int, seed: int, nan_share: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    truth = frame(rng.normal(size=n * days), days=days, n=n)["f"]
+    cand = truth + rng.normal(scale=rng.uniform(0.01, 3.0), size=len(truth))
+    cand[rng.random(len(cand)) < nan_share] = np.nan
+    got, used = _mean_ic(cand, truth, 3, rank=False)
+    both = pd.DataFrame({"c": cand, "t": truth}).dropna()
+    per_day = [g["c"].corr(g["t"]) for _, g in both.groupby(level="datetime") if len(g) >= 3]
+    per_day = [x for x in per_day if np.isfinite(x)]
+    if not per_day:
+        assert used == 0 and np.isnan(got)
+    else:
+        assert used == len(per_day)
+        assert got == pytest.approx(float(np.mean(per_day)), abs=1e-9)
+    got_rank, _ = _mean_ic(cand, truth, 3, rank=True)
+    ranked = [
+        g["c"].rank().corr(g["t"].rank()) for _, g in both.groupby(level="datetime") if len(g) >= 3
+    ]
+    ranked = [x for x in ranked if np.isfinite(x)]
+    if ranked:
+        assert got_rank == pytest.approx(float(np.mean(ranked)), abs=1e-9)

@@ -1,0 +1,189 @@
+"""The sandbox with real worker processes: normal runs, inputs, errors, threads, restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from costeer_lab import Workspace
+from costeer_lab.errors import InvalidInputError, SandboxError
+from costeer_lab.evaluate import Limits, Sandbox, SandboxResult, shared_sandbox
+
+IS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox(Limits(wall_time_s=30, cpu_time_s=30, memory_mb=2048)) as sb:
+        yield sb
+
+
+def ws(code: str, **files: str) -> Workspace:
+    return Workspace({"main.py": code, **files})
+
+
+def test_normal_run_collects_stdout_and_output_file(sandbox: Sandbox) -> None:
+    code = "import pandas as pd\nprint('hello', 41 + 1)\nopen('out.txt', 'w').write('result')\n"
+    result = sandbox.run(ws(code), collect=["out.txt"])
+    assert result.ok, result.describe()
+    assert result.returncode == 0
+    assert result.stdout == "hello 42\n"
+    assert result.outputs == {"out.txt": b"result"}
+    assert result.error is None and not result.timed_out and not result.output_truncated
+
+
+def test_workspace_helper_modules_are_importable(sandbox: Sandbox) -> None:
+    result = sandbox.run(
+        ws("from helper import VALUE\nprint(VALUE)", **{"helper.py": "VALUE = 7"})
+    )
+    assert result.ok, result.describe()
+    assert result.stdout == "7\n"
+
+
+def test_inputs_are_read_only_copies(sandbox: Sandbox, tmp_path: Path) -> None:
+    src = tmp_path / "panel.csv"
+    src.write_text("a,b\n1,2\n")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "x.txt").write_text("x")
+    code = (
+        "import os, json\n"
+        "st = os.lstat('data/panel.csv')\n"
+        "print(json.dumps({'ino': st.st_ino, 'link': os.path.islink('data/panel.csv'),\n"
+        "  'mode': oct(st.st_mode & 0o777), 'text': open('data/panel.csv').read(),\n"
+        "  'dir': open('d/x.txt').read()}))\n"
+    )
+    result = sandbox.run(ws(code), inputs={"data/panel.csv": src, "d": tmp_path / "dir"})
+    assert result.ok, result.describe()
+    import json
+
+    seen = json.loads(result.stdout)
+    assert seen["ino"] != src.stat().st_ino
+    assert seen["link"] is False
+    assert seen["mode"] == "0o444"
+    assert seen["text"] == "a,b\n1,2\n"
+    assert seen["dir"] == "x"
+
+
+def test_exception_gives_traceback_in_stderr_and_returncode_1(sandbox: Sandbox) -> None:
+    result = sandbox.run(ws("def f():\n    raise ValueError('boom 42')\nf()\n"))
+    assert result.returncode == 1
+    assert not result.ok
+    assert "Traceback (most recent call last)" in result.stderr
+    assert "ValueError: boom 42" in result.stderr
+    assert 'main.py", line 2, in f' in result.stderr
+    assert "_sandbox_child" not in result.stderr  # the runner's own frames are hidden
+    assert result.error is None and not result.memory_exceeded and not result.timed_out
+
+
+def test_sys_exit_codes(sandbox: Sandbox) -> None:
+    assert sandbox.run(ws("import sys; sys.exit(3)")).returncode == 3
+    assert sandbox.run(ws("import sys; sys.exit()")).returncode == 0
+    result = sandbox.run(ws("import sys; sys.exit('bad input')"))
+    assert result.returncode == 1 and "bad input" in result.stderr
+
+
+def test_missing_output_and_missing_main_are_reported(sandbox: Sandbox) -> None:
+    result = sandbox.run(ws("print('no file written')"), collect=["result.parquet"])
+    assert not result.ok
+    assert result.returncode == 0
+    assert result.missing_outputs == ("result.parquet",)
+    assert result.error is not None and "result.parquet" in result.error
+    missing_main = sandbox.run(Workspace({"other.py": "print(1)"}))
+    assert not missing_main.ok
+    assert missing_main.error is not None and "main.py" in missing_main.error
+
+
+def test_caller_mistakes_raise(sandbox: Sandbox, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="nope"):
+        sandbox.run(ws("print(1)"), inputs={"x.csv": tmp_path / "nope.csv"})
+    (tmp_path / "a.csv").write_text("1")
+    with pytest.raises(InvalidInputError, match="relative"):
+        sandbox.run(ws("print(1)"), inputs={"../a.csv": tmp_path / "a.csv"})
+    with pytest.raises(InvalidInputError, match="wall_time_s"):
+        Limits(wall_time_s=0)
+
+
+def test_environment_is_whitelisted(sandbox: Sandbox) -> None:
+    code = "import os, json\nprint(json.dumps({**os.environ, 'cwd': os.getcwd()}))"
+    result = sandbox.run(ws(code))
+    import json
+
+    env = json.loads(result.stdout)
+    assert env["PYTHONHASHSEED"] == "0"
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
+    assert env["HOME"] == env["cwd"]
+    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONHASHSEED", "cwd"}
+    allowed |= {"PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "OMP_NUM_THREADS"}
+    allowed |= {"MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"}
+    assert set(env) <= allowed
+
+
+def test_hash_seed_is_deterministic(sandbox: Sandbox) -> None:
+    first = sandbox.run(ws("print(hash('costeer'))")).stdout
+    assert first and sandbox.run(ws("print(hash('costeer'))")).stdout == first
+
+
+def test_run_directories_are_removed(sandbox: Sandbox, tmp_path: Path) -> None:
+    result = sandbox.run(ws("import os; print(os.path.dirname(os.getcwd()))"))
+    run_dir = Path(result.stdout.strip())
+    assert run_dir.name.startswith("costeer-sbx-")
+    assert not run_dir.exists()
+
+
+def test_many_concurrent_runs_from_threads(sandbox: Sandbox) -> None:
+    def one(i: int) -> SandboxResult:
+        code = f"import time\ntime.sleep(0.05)\nprint({i})\nopen('o.txt','w').write('{i}')"
+        return sandbox.run(ws(code), collect=["o.txt"])
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(one, range(24)))
+    for i, result in enumerate(results):
+        assert result.ok, result.describe()
+        assert result.stdout == f"{i}\n"
+        assert result.outputs["o.txt"] == str(i).encode()
+
+
+def test_worker_restarts_after_being_killed() -> None:
+    with Sandbox(Limits(wall_time_s=60), preimport=()) as sb:
+        assert sb.run(ws("print('before')")).ok
+        first_pid = sb.worker_pid
+        assert first_pid is not None
+        box: list[SandboxResult] = []
+        runner = threading.Thread(
+            target=lambda: box.append(sb.run(ws("import time\ntime.sleep(60)")))
+        )
+        runner.start()
+        time.sleep(0.5)
+        os.kill(first_pid, signal.SIGKILL)
+        runner.join(30)
+        assert not runner.is_alive()
+        (failed,) = box
+        assert not failed.ok
+        assert failed.error is not None and "died" in failed.error
+        after = sb.run(ws("print('after')"))
+        assert after.ok and after.stdout == "after\n"
+        assert sb.worker_pid not in (None, first_pid)
+
+
+def test_closed_sandbox_refuses_runs() -> None:
+    sb = Sandbox(preimport=())
+    sb.close()
+    with pytest.raises(SandboxError, match="closed"):
+        sb.run(ws("print(1)"))
+
+
+def test_shared_sandbox_is_one_per_process() -> None:
+    assert shared_sandbox() is shared_sandbox()
+
+
+def test_describe_mentions_error_and_stderr(sandbox: Sandbox) -> None:
+    text = sandbox.run(ws("raise KeyError('close')")).describe()
+    assert text.startswith("exit code 1")
+    assert "KeyError: 'close'" in text

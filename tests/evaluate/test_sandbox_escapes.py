@@ -1,0 +1,229 @@
+"""Hostile candidates: each escape attempt fails safely and the sandbox carries on.
+
+Every test ends with a normal run through the same sandbox to show nothing is left broken.
+Limits are small so the fork bomb and the memory bomb stay harmless on a shared machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from costeer_lab import Workspace
+from costeer_lab.evaluate import Limits, Sandbox, SandboxSettings
+
+IS_ROOT = os.geteuid() == 0
+SETTINGS = SandboxSettings()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    limits = Limits(wall_time_s=20, cpu_time_s=20, memory_mb=1024, max_processes=12)
+    with Sandbox(limits) as sb:
+        yield sb
+
+
+def ws(code: str) -> Workspace:
+    return Workspace({"main.py": code})
+
+
+def assert_still_works(sb: Sandbox) -> None:
+    result = sb.run(ws("print('still fine')"))
+    assert result.ok, result.describe()
+    assert result.stdout == "still fine\n"
+
+
+def slot_processes() -> list[int]:
+    """Pids of processes (zombies included) owned by sandbox slot uids."""
+    uids = range(SETTINGS.uid_base, SETTINGS.uid_base + SETTINGS.uid_slots)
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid in uids:
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+def assert_no_leftovers() -> None:
+    """No process of a run survives it: all were killed (SIGKILL is delivered asynchronously)
+    and reaped by the worker, so none is left running or as a zombie."""
+    deadline = time.monotonic() + 20
+    while slot_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert slot_processes() == []
+
+
+def test_infinite_loop_times_out(sandbox: Sandbox) -> None:
+    result = sandbox.run(ws("while True:\n    pass"), limits=Limits(wall_time_s=1.5))
+    assert result.timed_out
+    assert result.killed_signal == 9 and result.returncode is None
+    assert result.error is not None and "wall-clock" in result.error
+    assert_still_works(sandbox)
+
+
+def test_cpu_limit_stops_busy_code(sandbox: Sandbox) -> None:
+    result = sandbox.run(ws("while True:\n    pass"), limits=Limits(wall_time_s=60, cpu_time_s=1))
+    assert result.timed_out
+    assert result.error is not None and "CPU-time" in result.error
+    assert result.cpu_time_s >= 0.9  # the kernel's accounting is coarse
+    assert_still_works(sandbox)
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["x = bytearray(8 * 1024**3)", "import numpy as np\nx = np.ones((1024, 1024, 1024))"],
+    ids=["bytearray", "numpy"],
+)
+def test_memory_bomb_is_reported(sandbox: Sandbox, code: str) -> None:
+    result = sandbox.run(ws(code))
+    assert result.memory_exceeded
+    assert result.returncode == 1
+    assert "MemoryError" in result.stderr
+    assert result.error is not None and "memory limit of 1024 MB" in result.error
+    assert_still_works(sandbox)
+
+
+def test_fork_bomb_hits_the_process_limit(sandbox: Sandbox) -> None:
+    bomb = (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    )
+    result = sandbox.run(ws(bomb), limits=Limits(wall_time_s=2, max_processes=8))
+    assert result.timed_out and not result.ok
+    if IS_ROOT:
+        assert result.process_limit_hit
+        assert_no_leftovers()
+    assert_still_works(sandbox)
+
+
+def test_escaped_background_process_is_killed(sandbox: Sandbox) -> None:
+    code = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(300)\nprint('ok')"
+    result = sandbox.run(ws(code))
+    assert result.ok
+    if IS_ROOT:
+        assert_no_leftovers()
+    assert_still_works(sandbox)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="file permissions bind the run only when it drops root")
+def test_writing_the_input_fails_and_the_original_is_untouched(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    src = tmp_path / "prices.csv"
+    src.write_text("original")
+    code = (
+        "import os\n"
+        "for attempt in (lambda: open('prices.csv', 'a').write('hacked'),\n"
+        "                lambda: os.chmod('prices.csv', 0o666)):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "        print('WROTE')\n"
+        "    except PermissionError as exc:\n"
+        "        print('denied', exc.errno)\n"
+        f"open({str(src)!r}, 'a').write('hacked')\n"
+    )
+    result = sandbox.run(ws(code), inputs={"prices.csv": src})
+    assert "WROTE" not in result.stdout
+    assert result.stdout.splitlines() == ["denied 13", "denied 1"]  # EACCES, EPERM
+    assert result.returncode == 1 and "PermissionError" in result.stderr
+    assert src.read_text() == "original"
+    assert_still_works(sandbox)
+
+
+def test_secrets_in_the_parent_environment_are_invisible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    code = (
+        "import os, json, subprocess\n"
+        "seen = {'env': os.environ.get('OPENAI_API_KEY'),\n"
+        "        'child': subprocess.run(['env'], capture_output=True, text=True).stdout}\n"
+        f"for pid in (os.getppid(), 1, {os.getpid()}):\n"
+        "    try:\n"
+        "        data = open(f'/proc/{pid}/environ', 'rb').read()\n"
+        "        seen[str(pid)] = data.decode(errors='replace')\n"
+        "    except OSError as exc:\n"
+        "        seen[str(pid)] = type(exc).__name__\n"
+        "print(json.dumps(seen))\n"
+    )
+    with Sandbox(Limits(wall_time_s=20), preimport=()) as sb:
+        result = sb.run(ws(code))
+        assert result.ok, result.describe()
+        assert "sk-test-secret-123" not in result.stdout
+        seen = json.loads(result.stdout)
+        assert seen["env"] is None
+        if IS_ROOT:  # a different uid may not read other processes' environment
+            assert seen[str(os.getpid())] == "PermissionError"
+        assert_still_works(sb)
+
+
+def test_network_connection_to_a_local_listener_fails(sandbox: Sandbox) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        code = (
+            "import socket\n"
+            f"socket.create_connection(('127.0.0.1', {port}), timeout=3).close()\n"
+            "print('connected')\n"
+        )
+        result = sandbox.run(ws(code))
+        if result.network_isolated:
+            assert not result.ok and "connected" not in result.stdout
+            assert "OSError" in result.stderr or "Error" in result.stderr
+        else:  # the platform gave no isolation, and the result says so
+            assert sandbox.isolation.get("network_isolated") is False
+        allowed = sandbox.run(ws(code), limits=Limits(network=True))
+        assert allowed.ok and allowed.stdout == "connected\n"
+        assert allowed.network_isolated is False
+    assert_still_works(sandbox)
+
+
+def test_printing_100_mb_is_truncated_with_head_and_tail(sandbox: Sandbox) -> None:
+    code = (
+        "import sys\n"
+        "sys.stdout.write('FIRST LINE\\n')\n"
+        "line = 'x' * 1023 + '\\n'\n"
+        "for _ in range(100 * 1024):\n"
+        "    sys.stdout.write(line)\n"
+        "sys.stdout.write('LAST LINE\\n')\n"
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = sandbox.run(ws(code), limits=Limits(max_output_bytes=10_000))
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert result.ok and result.output_truncated
+    assert result.stdout.startswith("FIRST LINE\n")
+    assert result.stdout.endswith("LAST LINE\n")
+    assert "bytes of output truncated by the sandbox" in result.stdout
+    assert len(result.stdout) < 11_000
+    assert grown_kb < 50 * 1024
+    assert_still_works(sandbox)
+
+
+def test_symlinked_or_special_outputs_are_refused(sandbox: Sandbox) -> None:
+    code = "import os\nos.symlink('/etc/passwd', 'out.txt')\nos.mkfifo('pipe.txt')\n"
+    result = sandbox.run(ws(code), collect=["out.txt", "pipe.txt"])
+    assert result.outputs == {}
+    assert set(result.missing_outputs) == {"out.txt", "pipe.txt"}
+    assert result.error is not None and "refused" in result.error
+    assert_still_works(sandbox)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only a root caller hides its home directory")
+def test_home_of_the_caller_is_hidden(sandbox: Sandbox) -> None:
+    if "/root" not in sandbox.isolation.get("masked", []):
+        pytest.skip("/root is open to other users here, nothing to hide")
+    result = sandbox.run(ws("import os\nprint(os.getuid(), sorted(os.listdir('/root')))"))
+    assert result.ok, result.describe()
+    uid, _, listing = result.stdout.partition(" ")
+    assert int(uid) != 0
+    assert ".bashrc" not in listing
