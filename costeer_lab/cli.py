@@ -28,7 +28,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from costeer_lab.experiment import report_experiment
+    from costeer_lab.viz import report_experiment
 
     path = report_experiment(args.dir, out_path=args.output)
     print(f"report written to {path}")

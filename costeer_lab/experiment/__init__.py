@@ -9,7 +9,6 @@ from costeer_lab.experiment._metrics import (
     success_lift,
     task_outcomes,
 )
-from costeer_lab.experiment._report import REPORT_SECTIONS, build_report
 from costeer_lab.experiment._results import (
     QUERY_KINDS,
     RESULT_COLUMNS,
@@ -25,7 +24,6 @@ from costeer_lab.experiment._retrieval_metrics import (
 )
 from costeer_lab.experiment._runner import (
     attempt_rows,
-    report_experiment,
     run_arm,
     run_experiment,
     select_tasks,
@@ -35,14 +33,12 @@ from costeer_lab.experiment._summary import arm_differences, summary_table
 
 __all__: list[str] = [
     "QUERY_KINDS",
-    "REPORT_SECTIONS",
     "RESULT_COLUMNS",
     "ArmSpec",
     "ExperimentSpec",
     "arm_differences",
     "attempt_rows",
     "attempts_to_success",
-    "build_report",
     "example_results",
     "first_try_success",
     "hit_rate",
@@ -52,7 +48,6 @@ __all__: list[str] = [
     "load_spec",
     "make_row",
     "query_table",
-    "report_experiment",
     "retrieval_success",
     "run_arm",
     "run_experiment",

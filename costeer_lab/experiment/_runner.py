@@ -29,7 +29,7 @@ from costeer_lab.experiment._results import RESULT_COLUMNS, atomic_write_bytes, 
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
 
-__all__ = ["attempt_rows", "report_experiment", "run_arm", "run_experiment", "select_tasks"]
+__all__ = ["attempt_rows", "run_arm", "run_experiment", "select_tasks"]
 
 SEEDED_META = "experiment.seed_knowledge"
 
@@ -226,16 +226,3 @@ def run_experiment(
         evaluator.close()
     df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     return save_results(df, out_dir)
-
-
-def report_experiment(
-    directory: str | os.PathLike[str], *, out_path: str | os.PathLike[str] | None = None
-) -> Path:
-    """Write ``report.html`` for a directory produced by :func:`run_experiment`."""
-    from costeer_lab.experiment._report import build_report
-
-    d = Path(directory)
-    spec_file = d / "spec.json"
-    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
-    title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
-    return build_report(d, out_path or d / "report.html", title=title, spec=spec)

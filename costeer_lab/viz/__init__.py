@@ -23,6 +23,7 @@ from costeer_lab.viz._knowledge_usage import KnowledgeUsageInfo, plot_knowledge_
 from costeer_lab.viz._knowledge_usage import (
     _get_knowledge_usage_info as get_knowledge_usage_info,
 )
+from costeer_lab.viz._report import REPORT_SECTIONS, build_report, report_experiment
 from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
 from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
 from costeer_lab.viz._widgets import ALL_ARMS, ResultsDashboard, results_dashboard
@@ -31,6 +32,7 @@ __all__ = [
     "ALL_ARMS",
     "DEFAULT_KIND_COLORS",
     "NODE_KINDS",
+    "REPORT_SECTIONS",
     "ArmCurve",
     "AttemptsInfo",
     "HitRateInfo",
@@ -41,6 +43,7 @@ __all__ = [
     "ResultsDashboard",
     "SuccessCurveInfo",
     "arm_colors",
+    "build_report",
     "draw_knowledge_graph",
     "export_graph_html",
     "figure_png",
@@ -56,5 +59,6 @@ __all__ = [
     "plot_knowledge_usage",
     "plot_success_curve",
     "png_data_uri",
+    "report_experiment",
     "results_dashboard",
 ]

@@ -5,7 +5,8 @@ external URL, so it can be mailed or archived as a single file.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from costeer_lab.experiment import build_report, example_results
+    >>> from costeer_lab.experiment import example_results
+    >>> from costeer_lab.viz import build_report
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
     >>> build_report(example_results(), out, title="demo", n_boot=50).name
     'report.html'
@@ -23,10 +24,18 @@ from typing import Any
 import pandas as pd
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment._metrics import attempts_to_success, success_lift
-from costeer_lab.experiment._results import atomic_write_bytes, load_results, validate_results
-from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
-from costeer_lab.experiment._summary import arm_differences, summary_table
+from costeer_lab.experiment import (
+    arm_differences,
+    attempts_to_success,
+    hit_rate,
+    knowledge_usage,
+    load_results,
+    retrieval_success,
+    success_lift,
+    summary_table,
+    validate_results,
+)
+from costeer_lab.experiment._results import atomic_write_bytes
 
 __all__ = ["REPORT_SECTIONS", "build_report"]
 
@@ -153,3 +162,23 @@ def build_report(
         f"{len(r)} result rows.</p>\n{body}</body></html>\n"
     )
     return atomic_write_bytes(out_path, page.encode("utf-8"))
+
+
+def report_experiment(
+    directory: str | os.PathLike[str], *, out_path: str | os.PathLike[str] | None = None
+) -> Path:
+    """Write ``report.html`` for a directory produced by
+    :func:`costeer_lab.experiment.run_experiment` (its ``spec.json`` is shown in the report).
+
+    Example:
+        >>> import tempfile
+        >>> from costeer_lab.experiment import example_results, save_results
+        >>> d = tempfile.mkdtemp(); _ = save_results(example_results(), d)
+        >>> report_experiment(d).name
+        'report.html'
+    """
+    d = Path(directory)
+    spec_file = d / "spec.json"
+    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
+    title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
+    return build_report(d, out_path or d / "report.html", title=title, spec=spec)

@@ -10,13 +10,8 @@ import pandas as pd
 import pytest
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import (
-    REPORT_SECTIONS,
-    build_report,
-    save_results,
-    summary_table,
-    synthetic_results,
-)
+from costeer_lab.experiment import save_results, summary_table, synthetic_results
+from costeer_lab.viz import REPORT_SECTIONS, build_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 ARMS = {"no_knowledge": 0.3, "rag": 0.5, "rag_v2": 0.6}
