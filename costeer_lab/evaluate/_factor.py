@@ -61,16 +61,17 @@ def describe_run(outcome: RunOutcome, max_chars: int) -> tuple[bool, str]:
         and not outcome.memory_exceeded
         and getattr(outcome, "killed_signal", None) is None
     )
-    head = f"{outcome.duration_s:.2f} s"
+    # No durations in the text: feedback becomes knowledge content, which must not depend on
+    # machine speed (a resumed run reproduces an uninterrupted one). Times go to ``timings``.
     if ran:
-        text = f"Executed successfully in {head}."
+        text = "Executed successfully."
     elif outcome.timed_out:
-        text = f"Execution failed: time limit hit after {head} ({outcome.error or 'timeout'})."
+        text = f"Execution failed: time limit hit ({outcome.error or 'timeout'})."
     elif outcome.memory_exceeded:
-        text = f"Execution failed: memory limit exceeded after {head}."
+        text = "Execution failed: memory limit exceeded."
     else:
         why = outcome.error or f"exit code {outcome.returncode}"
-        text = f"Execution failed: {why} after {head}."
+        text = f"Execution failed: {why}."
     for label, stream in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
         if stream.strip():
             tail = stream if len(stream) <= max_chars else "…" + stream[-max_chars:]

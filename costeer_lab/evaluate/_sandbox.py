@@ -25,7 +25,13 @@ from typing import Any
 
 from costeer_lab._records import Workspace
 from costeer_lab.evaluate._limits import Limits, SandboxResult
-from costeer_lab.evaluate._sandbox_fs import collect_outputs, prepare_run_dir, read_capped
+from costeer_lab.evaluate._sandbox_fs import (
+    WorkspaceWriteError,
+    collect_outputs,
+    prepare_run_dir,
+    read_capped,
+    safe_relpath,
+)
 from costeer_lab.evaluate._sandbox_proc import WorkerProcess, minimal_env
 from costeer_lab.evaluate._sandbox_settings import SandboxSettings, sandbox_settings
 
@@ -163,14 +169,23 @@ class Sandbox:
             A :class:`SandboxResult`; failures of the code are fields, never exceptions.
 
         Raises:
-            InvalidInputError: an input source is missing or a name escapes the run directory.
+            InvalidInputError: an input source is missing, or an input or output name escapes
+                the run directory (mistakes of the caller; the workspace's own bad paths are
+                reported in the result).
             SandboxError: the worker cannot be started at all.
         """
         lim = limits or self.limits
         start = time.monotonic()
+        for name in collect:
+            safe_relpath(name, "output name")
         if workspace.main_file not in workspace.files:
             return _failure(f"main file {workspace.main_file!r} is not in the workspace", start)
-        run_dir, work, read_only = prepare_run_dir(workspace, inputs or {}, self.settings.tmp_dir)
+        try:
+            run_dir, work, read_only = prepare_run_dir(
+                workspace, inputs or {}, self.settings.tmp_dir
+            )
+        except WorkspaceWriteError as exc:
+            return _failure(str(exc), start)
         try:
             worker = self._get_worker()
             request = {

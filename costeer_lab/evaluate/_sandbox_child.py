@@ -30,10 +30,13 @@ from costeer_lab.evaluate._sandbox_ns import (
     setns,
 )
 
-__all__ = ["SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
+__all__ = ["DONE_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
 
 #: Exit code of a child whose set-up failed (the reason is written to the status pipe).
 SETUP_FAILED_EXIT = 126
+#: Starts the line ``DONE_MARK cpu_s maxrss_kb exit_code`` the child writes to its status pipe
+#: when the candidate has finished, just before it exits.
+DONE_MARK = b"\x00done "
 _MB = 1024 * 1024
 
 
@@ -98,6 +101,8 @@ def _prepare_python(main: str, work_dir: str, env: Mapping[str, str]) -> None:
     os.umask(0o022)
     sys.argv = [main]
     sys.path.insert(0, work_dir)
+    for name in [n for n in sys.modules if n == "costeer_lab" or n.startswith("costeer_lab.")]:
+        del sys.modules[name]  # the worker's own modules and placeholders: not the run's world
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     out = io.FileIO(1, "w", closefd=False)
     err = io.FileIO(2, "w", closefd=False)
@@ -153,6 +158,18 @@ def _print_candidate_traceback(exc: BaseException) -> None:
     traceback.print_exception(type(exc), exc, tb)
 
 
+def _shut_down_like_python() -> None:
+    """What a normal interpreter exit does before ``os._exit``: wait for non-daemon threads,
+    then run ``atexit`` handlers."""
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+
+
 def run_child(
     req: Mapping[str, Any], status_fd: int, worker_pid: int, host_netns_fd: int | None
 ) -> NoReturn:
@@ -164,7 +181,9 @@ def run_child(
         except BaseException as exc:
             os.write(status_fd, f"sandbox set-up failed: {exc!r}".encode()[:4000])
             os._exit(SETUP_FAILED_EXIT)
-        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        os.closerange(3, status_fd)  # keep only the status pipe (close-on-exec)
+        os.closerange(status_fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        main_pid = os.getpid()
         code = 0
         try:
             runpy.run_path(req["main"], run_name="__main__")
@@ -176,9 +195,17 @@ def run_child(
                 _print_candidate_traceback(exc)
             except BaseException:
                 os.write(2, b"\nuncaught exception (the traceback could not be printed)\n")
+        with contextlib.suppress(BaseException):
+            _shut_down_like_python()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
+        if os.getpid() == main_pid:  # not in a process the candidate forked
+            with contextlib.suppress(BaseException):
+                usage = resource.getrusage(resource.RUSAGE_SELF)
+                cpu = usage.ru_utime + usage.ru_stime
+                line = f"{cpu:.6f} {usage.ru_maxrss} {code & 0xFF}\n".encode()
+                os.write(status_fd, DONE_MARK + line)
     finally:
         os._exit(code)
 

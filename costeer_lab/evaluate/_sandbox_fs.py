@@ -22,7 +22,18 @@ from pathlib import Path, PurePosixPath
 from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
 
-__all__ = ["collect_outputs", "prepare_run_dir", "read_capped", "safe_relpath"]
+__all__ = [
+    "WorkspaceWriteError",
+    "collect_outputs",
+    "prepare_run_dir",
+    "read_capped",
+    "safe_relpath",
+]
+
+
+class WorkspaceWriteError(Exception):
+    """The workspace's own files cannot be written (a path escapes, a name is invalid, …);
+    the sandbox reports this as a failed run, not as an exception."""
 
 
 def safe_relpath(name: str, what: str) -> str:
@@ -67,6 +78,7 @@ def prepare_run_dir(
 
     Raises:
         InvalidInputError: an input is missing, or a name escapes the work directory.
+        WorkspaceWriteError: a workspace file cannot be written.
     """
     sources: dict[str, Path] = {}
     for name, src in inputs.items():
@@ -80,7 +92,10 @@ def prepare_run_dir(
         run_dir.chmod(0o711)
         work = run_dir / "work"
         work.mkdir()
-        workspace.write_to(work)
+        try:
+            workspace.write_to(work)
+        except (ValueError, OSError) as exc:  # the candidate's files, not the caller's mistake
+            raise WorkspaceWriteError(f"cannot write the workspace files: {exc}") from exc
         read_only: list[str] = []
         for rel, src in sources.items():
             for copied in _copy_read_only(src, work / rel):

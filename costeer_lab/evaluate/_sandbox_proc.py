@@ -25,6 +25,24 @@ from costeer_lab.errors import SandboxError
 __all__ = ["WorkerProcess", "minimal_env"]
 
 
+#: Starts the worker without running the ``costeer_lab`` and ``costeer_lab.evaluate`` package
+#: ``__init__`` files: placeholder packages point at the source directories, so the worker loads
+#: only its own stdlib-only modules (plus the pre-imports), stays small (cheap forks) and does not
+#: depend on the rest of the library importing cleanly. Runs remove the placeholders.
+_BOOTSTRAP = """
+import os, sys, types
+root = sys.argv[1]
+sys.path[:] = [p for p in sys.path if p]
+for name in ("costeer_lab", "costeer_lab.evaluate"):
+    stub = types.ModuleType(name)
+    stub.__path__ = [os.path.join(root, *name.split("."))]
+    stub.__costeer_placeholder__ = True
+    sys.modules[name] = stub
+from costeer_lab.evaluate._worker import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def minimal_env(home: str) -> dict[str, str]:
     """The whitelisted environment of the worker and of every run: no secrets are inherited."""
     return {
@@ -62,7 +80,7 @@ class WorkerProcess:
         env = minimal_env("/")
         env["PYTHONPATH"] = package_root
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "costeer_lab.evaluate._worker", json.dumps(dict(config))],
+            [sys.executable, "-c", _BOOTSTRAP, package_root, json.dumps(dict(config))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

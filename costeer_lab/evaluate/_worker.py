@@ -1,8 +1,10 @@
 """The sandbox worker: a long-lived, single-threaded server that forks one child per run.
 
-Started by :class:`~costeer_lab.evaluate.Sandbox` as ``python -m costeer_lab.evaluate._worker
-CONFIG_JSON`` with a scrubbed environment. It pre-imports numpy/pandas once, moves itself into
-private network and mount namespaces (when root), then serves JSON lines on stdin/stdout:
+Started by :class:`~costeer_lab.evaluate.Sandbox` (through the small bootstrap in
+``_sandbox_proc.py``, or as ``python -m costeer_lab.evaluate._worker CONFIG_JSON``) with a
+scrubbed environment. It pre-imports numpy/pandas/pyarrow once, moves itself into private
+network and mount namespaces (when root), keeps one child pre-forked, and serves JSON lines on
+stdin/stdout:
 
 * request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
 * response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
@@ -29,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from costeer_lab.evaluate._sandbox_child import SETUP_FAILED_EXIT, wait_and_run
+from costeer_lab.evaluate._sandbox_child import DONE_MARK, SETUP_FAILED_EXIT, wait_and_run
 from costeer_lab.evaluate._sandbox_ns import (
     PR_SET_CHILD_SUBREAPER,
     count_uid_processes,
@@ -39,6 +41,8 @@ from costeer_lab.evaluate._sandbox_ns import (
 )
 
 __all__ = ["main"]
+
+_STATUS_KEEP = 1 << 16  # bytes of a status pipe kept (set-up error text, then the done line)
 
 
 @dataclass
@@ -53,6 +57,8 @@ class _Run:
     limits: dict[str, Any]
     timed_out: bool = False
     process_limit_hit: bool = False
+    status: bytes = b""
+    registered: bool = True
 
 
 class _Worker:
@@ -167,7 +173,12 @@ class _Worker:
             uid, lock_fd = slot
             sweep_uid(uid)
         req["uid"] = uid
-        pid, req_w, status_r = self.spare or self._fork_spare()
+        try:
+            pid, req_w, status_r = self.spare or self._fork_spare()
+        except OSError:
+            if lock_fd is not None:
+                os.close(lock_fd)
+            raise
         self.spare = None
         data = json.dumps(req).encode()
         while data:
@@ -175,10 +186,11 @@ class _Worker:
         os.close(req_w)  # the spare reads to EOF, then runs the request
         now = time.monotonic()
         limits = req["limits"]
-        self.runs[pid] = _Run(
+        run = _Run(
             req["id"], pid, uid, lock_fd, status_r, now, now + float(limits["wall_time_s"]), limits
         )
-        self.spare = self._fork_spare()  # pays the next fork while this run executes
+        self.runs[pid] = run
+        self.sel.register(status_r, selectors.EVENT_READ, run)
 
     def _fork_spare(self) -> tuple[int, int, int]:
         """Fork a child that waits for its request: ``(pid, request_fd, status_fd)``."""
@@ -211,16 +223,46 @@ class _Worker:
                 run.process_limit_hit = True
             sweep_uid(run.uid)
 
-    def _finish(self, run: _Run, status: int, usage: Any) -> None:
-        elapsed = time.monotonic() - run.start
+    def _read_status(self, run: _Run) -> bool:
+        """Read the run's status pipe; finish the run when its "done" line is there (the
+        child writes it before exiting, so the answer does not wait for its memory teardown).
+        Returns False once the pipe is at EOF."""
+        try:
+            chunk = os.read(run.status_fd, 8192)
+        except BlockingIOError:
+            return True
+        except OSError:
+            chunk = b""
+        run.status = (run.status + chunk)[-_STATUS_KEEP:]
+        done: tuple[float, int, int] | None = None
+        if DONE_MARK in run.status and run.status.endswith(b"\n"):
+            with contextlib.suppress(ValueError):
+                cpu, rss, code = run.status.split(DONE_MARK, 1)[1].split()[:3]
+                done = float(cpu), int(rss), int(code)
+        if done is not None and self.runs.pop(run.pid, None) is not None:
+            self._finish(run, done[2], None, done[0], done[1])
+        elif not chunk and run.registered:
+            self.sel.unregister(run.status_fd)
+            run.registered = False
+        return bool(chunk)
+
+    def _reaped(self, run: _Run, status: int, usage: Any) -> None:
+        self._read_status(run)
+        if run.pid not in self.runs:  # finished by its done line meanwhile
+            return
+        del self.runs[run.pid]
         if os.WIFSIGNALED(status):
             code, sig = None, os.WTERMSIG(status)
         else:
             code, sig = os.WEXITSTATUS(status), None
-        try:
-            setup = os.read(run.status_fd, 8192).decode(errors="replace")
-        except OSError:
-            setup = ""
+        cpu = float(usage.ru_utime + usage.ru_stime)
+        self._finish(run, code, sig, cpu, int(usage.ru_maxrss))
+
+    def _finish(self, run: _Run, code: int | None, sig: int | None, cpu: float, rss: int) -> None:
+        elapsed = time.monotonic() - run.start
+        setup = run.status.split(DONE_MARK, 1)[0].decode(errors="replace")
+        if run.registered:
+            self.sel.unregister(run.status_fd)
         os.close(run.status_fd)
         if run.uid is not None:
             failed = code != 0 or sig is not None
@@ -233,7 +275,6 @@ class _Worker:
                 os.killpg(run.pid, signal.SIGKILL)
         if run.lock_fd is not None:
             os.close(run.lock_fd)
-        cpu = float(usage.ru_utime + usage.ru_stime)
         cpu_limit = sig == signal.SIGXCPU or (
             sig == signal.SIGKILL and not run.timed_out and cpu >= float(run.limits["cpu_time_s"])
         )
@@ -248,12 +289,21 @@ class _Worker:
                 "process_limit_hit": run.process_limit_hit,
                 "duration_s": elapsed,
                 "cpu_s": cpu,
-                "maxrss_kb": int(usage.ru_maxrss),
-                "network_isolated": bool(self.iso["network_isolated"])
-                and not run.limits["network"],
+                "maxrss_kb": rss,
+                "network_isolated": self._isolated(run),
                 "error": error,
             }
         )
+        if self.spare is None:  # fork the next child now, while the caller reads the result
+            with contextlib.suppress(OSError):
+                self.spare = self._fork_spare()
+
+    def _isolated(self, run: _Run) -> bool:
+        """Whether the run had no network: runs asking for it rejoin the host namespace when
+        the worker kept a handle on it (root); otherwise they stay isolated."""
+        if not self.iso["network_isolated"]:
+            return False
+        return not (run.limits["network"] and self.host_netns_fd is not None)
 
     def _reap(self) -> None:
         while True:
@@ -263,9 +313,9 @@ class _Worker:
                 return
             if pid == 0:
                 return
-            run = self.runs.pop(pid, None)
+            run = self.runs.get(pid)
             if run is not None:
-                self._finish(run, status, usage)
+                self._reaped(run, status, usage)
             elif self.spare is not None and pid == self.spare[0]:
                 self._drop_spare()  # died waiting (killed from outside): fork a new one later
 
@@ -283,7 +333,8 @@ class _Worker:
         self._reap()
 
     def serve(self) -> None:
-        self.spare = self._fork_spare()
+        with contextlib.suppress(OSError):
+            self.spare = self._fork_spare()
         isolation = {k: v for k, v in self.iso.items() if k != "host_netns_fd"}
         self.send(
             {"ready": True, "pid": os.getpid(), "import_errors": self.import_errors,
@@ -293,7 +344,10 @@ class _Worker:
             pending = [r.deadline for r in self.runs.values() if not r.timed_out]
             timeout = 5.0 if not pending else max(0.0, min(pending) - time.monotonic())
             for key, _ in self.sel.select(min(timeout, 5.0)):
-                if key.data == "proto":
+                if isinstance(key.data, _Run):
+                    if self.runs.get(key.data.pid) is key.data and key.data.registered:
+                        self._read_status(key.data)
+                elif key.data == "proto":
                     if not self._read_requests():
                         self.shutdown()
                         return

@@ -1,6 +1,13 @@
 """Evolution: EvolvingItem, EvolvingStrategy, EvoAgent and executors."""
 
-from costeer_lab.evolve._agent import EvoAgent, RAGLike, RunState, StepEvaluator, retrieved_summary
+from costeer_lab.evolve._agent import (
+    EvoAgent,
+    RAGLike,
+    RunState,
+    StepEvaluator,
+    kb_size,
+    retrieved_summary,
+)
 from costeer_lab.evolve._executors import SerialExecutor, make_executor
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import (
@@ -20,6 +27,7 @@ __all__ = [
     "SerialExecutor",
     "StepEvaluator",
     "implement_job",
+    "kb_size",
     "knowledge_for_task",
     "make_executor",
     "retrieved_summary",

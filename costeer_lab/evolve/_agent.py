@@ -19,7 +19,7 @@ from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
 from costeer_lab.store import BaseStore
 
-__all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "retrieved_summary"]
+__all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retrieved_summary"]
 
 STEP_KIND = "evo_step"
 RUN_KIND = "evo_run"
@@ -92,6 +92,13 @@ class RunState:
     last_feedback: dict[str, SingleFeedback | None] = field(default_factory=dict)
     best: dict[str, tuple[Workspace, SingleFeedback]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def kb_size(kb: Any) -> int:
+    """Size of a knowledge base: graph nodes (V2), else attempts + solved tasks (V1)."""
+    stats: Mapping[str, int] = kb.stats()
+    nodes = sum(v for k, v in stats.items() if k.startswith("nodes."))
+    return int(nodes or stats.get("attempts", 0) + stats.get("successful_tasks", 0))
 
 
 def _better(new: SingleFeedback, old: SingleFeedback) -> bool:
@@ -252,7 +259,7 @@ class EvoAgent:
                     for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
                 ]
                 self.rag.generate_knowledge(self.kb, trace, run_id=self.run_id)
-            kb_nodes = self.store.count_nodes() if self.rag is not None else 0
+            kb_nodes = kb_size(self.kb) if self.rag is not None else 0
             t_gen = time.perf_counter()
             timing = {
                 "query_s": t_query - t0,

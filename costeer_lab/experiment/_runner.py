@@ -56,7 +56,8 @@ def attempt_rows(
     for a in attempts:
         fb = SingleFeedback.from_dict(a["feedback"])
         out = a["outcome"]
-        evaluate_s = float(sum(v for v in fb.timings.values() if isinstance(v, int | float)))
+        total = fb.timings.get("total_s")
+        evaluate_s = float(total) if isinstance(total, int | float) else 0.0
         rows.append(
             {
                 "run_id": a["run_id"],

@@ -7,14 +7,14 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from costeer_lab import Workspace
 from costeer_lab.errors import InvalidInputError, SandboxError
-from costeer_lab.evaluate import Limits, Sandbox, SandboxResult, shared_sandbox
+from costeer_lab.evaluate import Limits, Sandbox, SandboxResult, SandboxSettings, shared_sandbox
 
 IS_ROOT = os.geteuid() == 0
 
@@ -95,6 +95,9 @@ def test_missing_output_and_missing_main_are_reported(sandbox: Sandbox) -> None:
     assert result.returncode == 0
     assert result.missing_outputs == ("result.parquet",)
     assert result.error is not None and "result.parquet" in result.error
+    escaping = sandbox.run(ws("print(1)", **{"../evil.py": "x = 1"}))
+    assert not escaping.ok
+    assert escaping.error is not None and "escapes" in escaping.error
     missing_main = sandbox.run(Workspace({"other.py": "print(1)"}))
     assert not missing_main.ok
     assert missing_main.error is not None and "main.py" in missing_main.error
@@ -106,6 +109,8 @@ def test_caller_mistakes_raise(sandbox: Sandbox, tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_text("1")
     with pytest.raises(InvalidInputError, match="relative"):
         sandbox.run(ws("print(1)"), inputs={"../a.csv": tmp_path / "a.csv"})
+    with pytest.raises(InvalidInputError, match="relative"):
+        sandbox.run(ws("print(1)"), collect=["/etc/passwd"])
     with pytest.raises(InvalidInputError, match="wall_time_s"):
         Limits(wall_time_s=0)
 
@@ -179,11 +184,53 @@ def test_closed_sandbox_refuses_runs() -> None:
         sb.run(ws("print(1)"))
 
 
-def test_shared_sandbox_is_one_per_process() -> None:
+def _pool_task(i: int) -> tuple[int, str]:
+    result = shared_sandbox().run(ws(f"print({i} * 2)"))
+    return os.getpid(), result.stdout if result.ok else result.describe()
+
+
+def test_shared_sandbox_serves_a_process_pool() -> None:
     assert shared_sandbox() is shared_sandbox()
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+        answers = list(pool.map(_pool_task, range(6)))
+    assert [out for _, out in answers] == [f"{i * 2}\n" for i in range(6)]
+    assert os.getpid() not in {pid for pid, _ in answers}
 
 
 def test_describe_mentions_error_and_stderr(sandbox: Sandbox) -> None:
     text = sandbox.run(ws("raise KeyError('close')")).describe()
     assert text.startswith("exit code 1")
     assert "KeyError: 'close'" in text
+
+
+def test_exit_waits_for_threads_and_runs_atexit(sandbox: Sandbox) -> None:
+    code = (
+        "import atexit, threading, time\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "def work():\n"
+        "    time.sleep(0.2)\n"
+        "    open('t.txt', 'w').write('thread done')\n"
+        "threading.Thread(target=work).start()\n"
+        "print('main done')\n"
+    )
+    result = sandbox.run(ws(code), collect=["t.txt"])
+    assert result.ok, result.describe()
+    assert result.stdout == "main done\natexit ran\n"
+    assert result.outputs == {"t.txt": b"thread done"}
+
+
+def test_a_hung_worker_is_replaced() -> None:
+    settings = SandboxSettings(response_grace_s=1.0)
+    with Sandbox(Limits(wall_time_s=1), preimport=(), settings=settings) as sb:
+        first_pid = sb.start().worker_pid
+        assert first_pid is not None
+        os.kill(first_pid, signal.SIGSTOP)  # alive but never answering
+        result = sb.run(ws("print('lost')"))
+        assert not result.ok
+        assert result.error is not None and "did not answer" in result.error
+        after = sb.run(ws("print('after')"))
+        assert after.ok and after.stdout == "after\n"
+        assert sb.worker_pid != first_pid

@@ -64,10 +64,21 @@ def assert_no_leftovers() -> None:
 
 
 def test_infinite_loop_times_out(sandbox: Sandbox) -> None:
-    result = sandbox.run(ws("while True:\n    pass"), limits=Limits(wall_time_s=1.5))
+    code = "import os\nprint(os.getcwd(), flush=True)\nwhile True:\n    pass"
+    result = sandbox.run(ws(code), limits=Limits(wall_time_s=1.5))
     assert result.timed_out
     assert result.killed_signal == 9 and result.returncode is None
     assert result.error is not None and "wall-clock" in result.error
+    assert not Path(result.stdout.strip()).exists()  # the run directory is gone after a kill
+    assert_still_works(sandbox)
+
+
+def test_huge_files_hit_the_file_size_limit(sandbox: Sandbox) -> None:
+    code = "open('big.bin', 'wb').write(b'x' * (3 * 1024 * 1024))"
+    result = sandbox.run(ws(code), limits=Limits(max_file_mb=1), collect=["big.bin"])
+    assert result.returncode == 1
+    assert "File too large" in result.stderr
+    assert len(result.outputs.get("big.bin", b"")) <= 1024 * 1024
     assert_still_works(sandbox)
 
 

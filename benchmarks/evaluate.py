@@ -1,0 +1,192 @@
+"""Evaluations per second through the sandbox against a plain subprocess per evaluation.
+
+Three cases, each run sequentially through both paths in the same process, alternating call by
+call so that both paths see the same machine load:
+
+* ``print``: a one-line script — the pure per-run overhead.
+* ``pandas-script``: reads a Parquet panel, group-by rolling mean, writes a Parquet result.
+* ``alpha158``: :class:`FactorEvaluator` evaluations of Alpha158 ground-truth implementations
+  (candidate execution + result checks against the cached truth). Both paths run the same
+  evaluator; only the runner differs.
+
+A third path, :class:`InProcessRunner` (trusted code run inside this process: no isolation,
+no process at all), is the floor: ``ceiling_ratio`` is the speed-up a sandbox with zero
+overhead would reach, and ``sandbox_overhead_mean`` what the isolation costs per run.
+
+The baseline writes the workspace and copies the inputs into a temporary directory and calls
+``subprocess.run([sys.executable, main.py])`` there, then reads the output files back.
+
+Run: ``python -m benchmarks.evaluate [--quick] [--json PATH|-]``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from benchmarks._common import Results, finish, parse_args, percentile
+from costeer_lab import Workspace
+from costeer_lab.evaluate import FactorEvaluator, InProcessRunner, Limits, Runner, Sandbox
+
+PANDAS_SCRIPT = """\
+import pandas as pd
+
+panel = pd.read_parquet("daily_pv.parquet")
+close = panel["close"]
+ma = close.groupby(level="instrument").transform(lambda s: s.rolling(10, min_periods=1).mean())
+(ma / close).to_frame("MA10").to_parquet("result.parquet")
+print(len(panel))
+"""
+
+
+@dataclass(frozen=True)
+class PlainOutcome:
+    """What :class:`PlainSubprocessRunner` returns (the attributes evaluators read)."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    outputs: Mapping[str, bytes] = field(default_factory=dict)
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+class PlainSubprocessRunner:
+    """The baseline: a fresh ``python main.py`` per run, no isolation and no pre-import."""
+
+    def __init__(self, timeout_s: float = 120.0) -> None:
+        self.timeout_s = timeout_s
+
+    def run(
+        self,
+        workspace: Workspace,
+        *,
+        inputs: Mapping[str, str | os.PathLike[str]] | None = None,
+        collect: Sequence[str] = (),
+    ) -> PlainOutcome:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="bench-plain-") as tmp:
+            root = workspace.write_to(tmp)
+            for name, src in (inputs or {}).items():
+                shutil.copyfile(src, root / name)
+            try:
+                proc = subprocess.run(
+                    [sys.executable, workspace.main_file],
+                    cwd=root,
+                    capture_output=True,
+                    text=True,
+                    timeout=self.timeout_s,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                return PlainOutcome(None, "", "", time.perf_counter() - start, timed_out=True)
+            outputs = {n: (root / n).read_bytes() for n in collect if (root / n).is_file()}
+            return PlainOutcome(
+                proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start, outputs
+            )
+
+
+def _time_interleaved(paths: Sequence[Sequence[Callable[[], bool]]]) -> list[list[float]]:
+    """Alternate the paths call by call (a, b, c, a, b, c, …) so that all see the same machine
+    load; return the seconds of each call per path. Raises when a call fails."""
+    times: list[list[float]] = [[] for _ in paths]
+    for calls in zip(*paths, strict=True):
+        for side, call in enumerate(calls):
+            start = time.perf_counter()
+            if not call():
+                raise RuntimeError(f"path {side} failed a run; the comparison would be unfair")
+            times[side].append(time.perf_counter() - start)
+    return times
+
+
+def _compare(
+    results: Results,
+    case: str,
+    sandbox_calls: Sequence[Callable[[], bool]],
+    plain_calls: Sequence[Callable[[], bool]],
+    inprocess_calls: Sequence[Callable[[], bool]],
+) -> None:
+    """Time the three paths; the in-process path (trusted code, no isolation, no process) is
+    the floor: ``ceiling_ratio`` is the speed-up a zero-overhead sandbox would reach."""
+    for calls in (sandbox_calls, plain_calls, inprocess_calls):
+        calls[0]()  # warm-up (worker start, page cache, lazy imports of the checks)
+    ours, base, floor = _time_interleaved([sandbox_calls, plain_calls, inprocess_calls])
+    rate = {name: len(t) / sum(t) for name, t in (("s", ours), ("b", base), ("f", floor))}
+    results.add(case, "subprocess_p50", percentile(base, 50) * 1e3, "ms")
+    results.add(case, "sandbox_p50", percentile(ours, 50) * 1e3, "ms")
+    results.add(case, "inprocess_p50", percentile(floor, 50) * 1e3, "ms")
+    results.add(case, "subprocess_rate", rate["b"], "evals/s")
+    results.add(case, "sandbox_rate", rate["s"], "evals/s")
+    overhead = (sum(ours) / len(ours) - sum(floor) / len(floor)) * 1e3
+    results.add(case, "sandbox_overhead_mean", overhead, "ms")
+    results.add_ratio(case, "speedup_ratio", rate["s"], rate["b"])
+    results.add_ratio(case, "ceiling_ratio", rate["f"], rate["b"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args("evaluate", "Sandbox vs subprocess-per-evaluation throughput.", argv)
+    from costeer_lab.suites import load_suite
+
+    n_runs, n_tasks = (8, 8) if args.quick else (30, 30)
+    n_inst, n_days = (30, 250) if args.quick else (50, 500)
+    results = Results("evaluate")
+    with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as cache:
+        suite = load_suite(
+            "alpha158", n_instruments=n_inst, n_days=n_days, seed=args.seed, cache_dir=cache
+        )
+        inputs = dict(suite.inputs)
+        plain = PlainSubprocessRunner()
+        trusted = InProcessRunner()
+        with Sandbox(Limits(wall_time_s=120, cpu_time_s=120)) as sandbox:
+            trivial = Workspace({"main.py": "print(1)"})
+            _compare(
+                results,
+                "print",
+                *[[lambda r=r: r.run(trivial).ok] * n_runs for r in (sandbox, plain, trusted)],
+            )
+            script = Workspace({"main.py": PANDAS_SCRIPT})
+            collect = ["result.parquet"]
+
+            def script_run(runner: Runner) -> Callable[[], bool]:
+                return lambda: runner.run(script, inputs=inputs, collect=collect).ok
+
+            _compare(
+                results,
+                f"pandas-script {n_inst}x{n_days}",
+                *[[script_run(r)] * n_runs for r in (sandbox, plain, trusted)],
+            )
+            tasks = suite.tasks[:: max(1, len(suite.tasks) // n_tasks)][:n_tasks]
+            gts = {t.id: suite.ground_truth(t.id) for t in tasks}
+            evaluators = [
+                FactorEvaluator(inputs, runner=r, gt_runner="inprocess")
+                for r in (sandbox, plain, trusted)
+            ]
+            for t in tasks:  # the truth is cached per process: compute it before timing
+                evaluators[0].ground_truth_result(gts[t.id])
+
+            def evaluation(ev: FactorEvaluator, task_id: str) -> Callable[[], bool]:
+                task = suite.task(task_id)
+                return lambda: ev.evaluate(task, gts[task_id], gts[task_id]).succeeded
+
+            _compare(
+                results,
+                f"alpha158 {len(tasks)} tasks {n_inst}x{n_days}",
+                *[[evaluation(ev, t.id) for t in tasks] for ev in evaluators],
+            )
+    return finish(results, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
