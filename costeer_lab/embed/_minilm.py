@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, Field
 
 from costeer_lab.embed._base import BaseEmbedder
 from costeer_lab.errors import EmbedderError
+from costeer_lab.settings._minilm import MiniLMSettings
 
 __all__ = ["MiniLMEmbedder", "MiniLMSettings"]
 
@@ -27,17 +27,6 @@ _TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer
 _verified: dict[Path, str] = {}  # model path -> sha256 already checked in this process
 _sessions: dict[tuple[Path, int], Any] = {}
 _load_lock = threading.Lock()
-
-
-class MiniLMSettings(BaseModel):
-    """Settings of the ``minilm`` embedder (section ``minilm``; env ``COSTEER_LAB_MINILM__*``)."""
-
-    #: onnxruntime intra-op threads (0 lets onnxruntime decide).
-    intra_op_threads: int = Field(default=1, ge=0)
-    #: Longer texts are truncated to this many word pieces (sentence-transformers uses 256).
-    max_length: int = Field(default=256, ge=8, le=512)
-    #: Texts per ONNX run; each batch is padded to its longest text.
-    batch_size: int = Field(default=32, ge=1)
 
 
 def _require(module: str) -> Any:

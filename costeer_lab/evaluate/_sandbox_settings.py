@@ -1,47 +1,10 @@
-"""Settings of the sandbox (the lead wires :class:`SandboxSettings` into
-:class:`costeer_lab.settings.Settings` as the ``sandbox`` section, env names like
-``COSTEER_LAB_SANDBOX__UID_BASE=62000``). Until then :func:`sandbox_settings` returns defaults.
-
-Example:
-    >>> SandboxSettings().uid_base
-    62000
-"""
+"""Access to the ``sandbox`` settings section (defined in :mod:`costeer_lab.settings`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-
-from pydantic import BaseModel, Field
+from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = ["SandboxSettings", "sandbox_settings"]
-
-
-def _default_lock_dir() -> str:
-    return os.path.join(tempfile.gettempdir(), "costeer-lab-sandbox-slots")
-
-
-class SandboxSettings(BaseModel):
-    """How the sandbox worker runs candidates.
-
-    When the process runs as root, each concurrent run uses its own unprivileged uid taken from
-    ``uid_base .. uid_base + uid_slots - 1`` (claimed with a lock file in ``lock_dir`` so several
-    sandboxes on one machine never share one). Those uids must not belong to real users: every
-    process of a slot uid is killed after each run.
-    """
-
-    #: First uid of the run slots (used only when running as root).
-    uid_base: int = Field(default=62000, ge=1000)
-    #: Number of uid slots, i.e. the most runs that can execute at once on the machine.
-    uid_slots: int = Field(default=64, ge=1, le=4096)
-    #: Directory holding one lock file per uid slot.
-    lock_dir: str = Field(default_factory=_default_lock_dir)
-    #: Where run directories are created (``None``: the system temp directory).
-    tmp_dir: str | None = None
-    #: Seconds to wait for the worker to start (it imports numpy and pandas once).
-    start_timeout_s: float = Field(default=120.0, gt=0)
-    #: Seconds past a run's wall-time limit before the worker is presumed hung and restarted.
-    response_grace_s: float = Field(default=30.0, gt=0)
 
 
 def sandbox_settings() -> SandboxSettings:

@@ -100,7 +100,9 @@ def normalize_rows(
     try:
         arr = np.array(vectors, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} must be a numeric array, got {type(vectors).__name__}") from exc
+        raise InvalidInputError(
+            f"{what} must be a numeric array, got {type(vectors).__name__}"
+        ) from exc
     if arr.ndim != 2:
         raise InvalidInputError(f"{what} must be 2-D (n, {dim}), got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -118,7 +120,7 @@ def normalize_rows(
     zero = np.flatnonzero(norms < _MIN_NORM)
     if zero.size:
         raise InvalidInputError(
-            f"{what} row {int(zero[0])} is a zero vector; cosine similarity needs a non-zero vector"
+            f"{what} row {int(zero[0])} is a zero vector; cosine similarity needs a non-zero one"
         )
     return np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
 

@@ -19,11 +19,27 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "default_cache_dir", "get_settings"]
+from costeer_lab.settings._evaluator import EvaluatorSettings
+from costeer_lab.settings._index import IndexSettings
+from costeer_lab.settings._llm import LLMSettings
+from costeer_lab.settings._minilm import MiniLMSettings
+from costeer_lab.settings._sandbox import SandboxSettings
+
+__all__ = [
+    "EvaluatorSettings",
+    "IndexSettings",
+    "LLMSettings",
+    "MiniLMSettings",
+    "OpenAISettings",
+    "SandboxSettings",
+    "Settings",
+    "default_cache_dir",
+    "get_settings",
+]
 
 
 def default_cache_dir() -> Path:
-    """``$COSTEER_LAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/costeer_lab``, else ``~/.cache/costeer_lab``.
+    """``$COSTEER_LAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/costeer_lab``, else ``~/.cache/...``.
 
     The directory is not created here.
     """
@@ -50,7 +66,7 @@ class OpenAISettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    """Top-level settings. Sections are appended below by the subsystems that own them."""
+    """Top-level settings; each section documents its own defaults (see its class)."""
 
     model_config = SettingsConfigDict(
         env_prefix="COSTEER_LAB_", env_nested_delimiter="__", extra="ignore"
@@ -65,6 +81,16 @@ class Settings(BaseSettings):
     #: Default random seed.
     seed: int = 0
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
+    #: The ``llm`` section: chat model, endpoint, retries, prices (``LLMCoder``, critic).
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    #: The ``minilm`` embedder section.
+    minilm: MiniLMSettings = Field(default_factory=MiniLMSettings)
+    #: The ``index`` section: FAISS threads.
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    #: The ``evaluator`` section: factor thresholds, time limits, the optional LLM critic.
+    evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
+    #: The ``sandbox`` section: uid slots, run directories, worker start-up.
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,179 @@
+"""``VectorCollection``: texts in, similar ids out — store vectors, a cached embedder and an index.
+
+The store's vector collection is the source of truth; the :class:`FaissIndex` is a derived view
+that is loaded from ``index_path`` when fresh and rebuilt from the store otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.index._faiss import FaissIndex, IndexKind
+from costeer_lab.index._result import SearchResult
+from costeer_lab.index._validate import Filter, check_ids, normalize_rows
+from costeer_lab.store import BaseStore
+
+__all__ = ["VectorCollection"]
+
+
+class VectorCollection:
+    """A named vector collection of a store, searchable by text through a FAISS index.
+
+    Writes go to the store first (one transaction), then to the in-memory index. Before each
+    search (when ``sync_on_search``) the store's collection version is compared with the index's,
+    and the index is rebuilt if another process or store object changed the collection.
+
+    Args:
+        store: the store holding the collection.
+        name: collection name.
+        embedder: embeds texts; wrapped in :class:`~costeer_lab.embed.CachedEmbedder` (cache in
+            ``store``) unless it is one already.
+        kind: ``"exact"`` or ``"hnsw"`` index.
+        index_path: where the index is persisted (:meth:`save`); loaded on open when fresh.
+        sync_on_search: check the store's collection version before every search.
+        index_kw: further :class:`FaissIndex` arguments (``hnsw_m``, ``ef_search``, …).
+
+    Raises:
+        EmbedderMismatchError: the collection already holds vectors of another embedder id or
+            dimension (both are named).
+
+    Example:
+        >>> from costeer_lab.embed import get_embedder
+        >>> from costeer_lab.store import get_store
+        >>> col = VectorCollection(get_store(":memory:"), "notes", get_embedder("hashing", dim=64))
+        >>> col.upsert_texts(["a", "b"], ["rolling mean of close", "volume spike detector"])
+        >>> col.search_text("mean of the close price", k=1).ids
+        ('a',)
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        name: str,
+        embedder: BaseEmbedder,
+        *,
+        kind: IndexKind = "exact",
+        index_path: str | Path | None = None,
+        sync_on_search: bool = True,
+        **index_kw: Any,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"collection name must be a non-empty str, got {name!r}")
+        self.store = store
+        self.name = name
+        self.embedder: CachedEmbedder = (
+            embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder, store)
+        )
+        self.kind: IndexKind = kind
+        self.index_path = None if index_path is None else Path(index_path)
+        self.sync_on_search = sync_on_search
+        self._index_kw = dict(index_kw)
+        info = store.collection_info(name)
+        if info is not None:
+            check_same_space(info[0], info[1], self.embedder.id, self.embedder.dim)
+        self.index: FaissIndex = self._open_index(self.index_path)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.index
+
+    def __repr__(self) -> str:
+        return f"<VectorCollection {self.name!r} {self.index!r}>"
+
+    # -- writes ------------------------------------------------------------------------------
+    def upsert_texts(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Embed ``texts`` (cached) and store them under ``ids``, replacing existing ones.
+
+        Raises:
+            InvalidInputError: empty input, non-string or repeated ids, count mismatch.
+        """
+        id_list = check_ids(ids)
+        if isinstance(texts, str) or len(texts) != len(id_list):
+            raise InvalidInputError(
+                f"got {len(id_list)} ids but {1 if isinstance(texts, str) else len(texts)} texts"
+                "; pass one text per id"
+            )
+        vectors = normalize_rows(self.embedder.embed(texts), self.embedder.dim)
+        with self.store.transaction():
+            before = self.store.collection_version(self.name)
+            self.store.put_vectors(self.name, self.embedder.id, id_list, vectors)
+            after = self.store.collection_version(self.name)
+        self._follow(before, after, lambda: self.index.upsert(id_list, vectors))
+
+    def remove(self, ids: Collection[str]) -> int:
+        """Delete ids from the store and the index; returns how many existed in the store."""
+        if isinstance(ids, str) or not isinstance(ids, Collection):
+            raise InvalidInputError(f"ids must be a collection of strings, got {ids!r:.60}")
+        id_list = list(dict.fromkeys(ids))
+        if not id_list:
+            return 0
+        with self.store.transaction():
+            before = self.store.collection_version(self.name)
+            removed = self.store.delete_vectors(self.name, id_list)
+            after = self.store.collection_version(self.name)
+        self._follow(before, after, lambda: self.index.remove(id_list))
+        return removed
+
+    # -- searches ----------------------------------------------------------------------------
+    def search_text(self, text: str, k: int, *, filter: Filter | None = None) -> SearchResult:
+        """The ``k`` ids whose texts are most similar to ``text``."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be a str, got {type(text).__name__} {text!r:.60}")
+        return self.search_texts([text], k, filter=filter)[0]
+
+    def search_texts(
+        self, texts: Sequence[str], k: int, *, filter: Filter | None = None
+    ) -> list[SearchResult]:
+        """One :class:`SearchResult` per text (embedded in one cached call)."""
+        queries = self.embedder.embed(texts)
+        self.sync(only_if_enabled=True)
+        return self.index.search_batch(queries, k, filter=filter, embedder_id=self.embedder.id)
+
+    def search_vector(
+        self, vector: object, k: int, *, filter: Filter | None = None
+    ) -> SearchResult:
+        """The ``k`` ids most similar to a query vector of this collection's embedder."""
+        self.sync(only_if_enabled=True)
+        return self.index.search(vector, k, filter=filter, embedder_id=self.embedder.id)
+
+    # -- index lifecycle ---------------------------------------------------------------------
+    def sync(self, *, only_if_enabled: bool = False) -> bool:
+        """Rebuild the index if the store's collection changed since; returns True if rebuilt."""
+        if only_if_enabled and not self.sync_on_search:
+            return False
+        if self.store.collection_version(self.name) == self.index.source_version:
+            return False
+        self.index = self._open_index(None)
+        return True
+
+    def save(self, path: str | Path | None = None) -> Path | None:
+        """Persist the index to ``path`` or ``index_path``; returns where (``None``: nowhere)."""
+        target = Path(path) if path is not None else self.index_path
+        if target is not None:
+            self.index.save(target)
+        return target
+
+    def _open_index(self, path: Path | None) -> FaissIndex:
+        return FaissIndex.from_store(
+            self.store,
+            self.name,
+            path=path,
+            kind=self.kind,
+            dim=self.embedder.dim,
+            embedder_id=self.embedder.id,
+            **self._index_kw,
+        )
+
+    def _follow(self, before: int, after: int, apply: Callable[[], object]) -> None:
+        """Mirror a store write in the index, or rebuild if the index had fallen behind."""
+        if before == self.index.source_version:
+            apply()
+            self.index.source_version = after
+        else:
+            self.index = self._open_index(None)

@@ -1,0 +1,197 @@
+"""Saving, loading and rebuilding a :class:`FaissIndex` (file format in ``_persist``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import faiss
+import numpy as np
+
+from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, VectorIndexError
+from costeer_lab.index._faiss import FaissIndex, IndexKind
+from costeer_lab.index._persist import (
+    FORMAT_VERSION,
+    atomic_write_bytes,
+    decode_index_file,
+    encode_index_file,
+)
+
+if TYPE_CHECKING:
+    from costeer_lab.store import BaseStore
+
+__all__ = ["index_from_store", "load_index", "save_index"]
+
+_PARAMS = ("hnsw_m", "ef_construction", "ef_search")
+
+
+def save_index(index: FaissIndex, path: str | Path) -> None:
+    """Write ``index`` to ``path`` atomically (see :meth:`FaissIndex.save`)."""
+    header: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "kind": index.kind,
+        "dim": index.dim,
+        "embedder_id": index.embedder_id,
+        "params": {name: getattr(index, name) for name in _PARAMS},
+        "collection": index.source_collection,
+        "collection_version": index.source_version,
+        "ntotal": int(index._index.ntotal),
+        "next_label": index._next_label,
+        "ids": list(index._label_of),
+        "labels": list(index._label_of.values()),
+    }
+    payload = faiss.serialize_index(index._index).tobytes()
+    atomic_write_bytes(path, encode_index_file(header, payload))
+
+
+def load_index(path: str | Path) -> FaissIndex:
+    """Read an index file (see :meth:`FaissIndex.load`); any defect raises VectorIndexError."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise VectorIndexError(f"cannot read index file {source}: {exc}") from exc
+    header, payload = decode_index_file(data, source)
+    try:
+        index = FaissIndex(
+            header["dim"],
+            kind=header["kind"],
+            embedder_id=header["embedder_id"],
+            **{name: header["params"][name] for name in _PARAMS},
+        )
+        ids, labels = header["ids"], header["labels"]
+        ntotal, next_label = header["ntotal"], header["next_label"]
+        collection, version = header["collection"], header["collection_version"]
+        if not (isinstance(ids, list) and isinstance(labels, list) and len(ids) == len(labels)):
+            raise VectorIndexError("ids and labels are not lists of equal length")
+        if not all(isinstance(s, str) for s in ids) or len(set(ids)) != len(ids):
+            raise VectorIndexError("ids are not distinct strings")
+        if not all(isinstance(v, int) and 0 <= v < next_label for v in labels):
+            raise VectorIndexError("labels are not ints below next_label")
+        if len(set(labels)) != len(labels):
+            raise VectorIndexError("labels are not distinct")
+    except (KeyError, TypeError, InvalidInputError) as exc:
+        raise VectorIndexError(f"index file {source} has an invalid header: {exc!r}") from exc
+    try:
+        raw = faiss.deserialize_index(np.frombuffer(payload, dtype=np.uint8))
+    except RuntimeError as exc:
+        raise VectorIndexError(f"index file {source}: faiss cannot read the index: {exc}") from exc
+    index._next_label = next_label
+    _check_faiss(raw, index, ntotal, labels, source)
+    index._index = raw
+    index._label_of = dict(zip(ids, labels, strict=True))
+    index._id_of = dict(zip(labels, ids, strict=True))
+    index.source_collection, index.source_version = collection, version
+    index.origin = "loaded"
+    return index
+
+
+def _check_faiss(raw: Any, index: FaissIndex, ntotal: int, labels: list[int], src: str) -> None:
+    expected = faiss.IndexHNSWFlat if index.kind == "hnsw" else faiss.IndexFlat
+    if not isinstance(raw, expected) or raw.metric_type != faiss.METRIC_INNER_PRODUCT:
+        raise VectorIndexError(
+            f"index file {src} holds a {type(raw).__name__}, expected an inner-product "
+            f"{expected.__name__} for kind {index.kind!r}"
+        )
+    if raw.d != index.dim or raw.ntotal != ntotal:
+        raise VectorIndexError(
+            f"index file {src}: faiss index has dim {raw.d} and {raw.ntotal} vectors, header "
+            f"says dim {index.dim} and {ntotal}"
+        )
+    if ntotal != index._next_label or any(v >= ntotal for v in labels):
+        raise VectorIndexError(f"index file {src}: labels do not match the faiss rows")
+
+
+def index_from_store(
+    store: BaseStore,
+    collection: str,
+    *,
+    path: str | Path | None = None,
+    kind: IndexKind = "exact",
+    **kw: Any,
+) -> FaissIndex:
+    """Load ``path`` if it is fresh for ``collection`` in ``store``, else rebuild and save it.
+
+    Fresh means: readable and uncorrupted, same kind, same collection name and version as
+    ``store.collection_version(collection)``, same ``(embedder_id, dim)`` as
+    ``store.collection_info(collection)``, and the same HNSW build parameters when given in
+    ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
+    ``store.load_vectors(collection)``. The result's ``origin`` is ``"loaded"``, ``"rebuilt"`` or
+    ``"empty"`` (the collection holds no vectors; an empty index is built).
+
+    Args:
+        kw: :class:`FaissIndex` arguments (``dim``, ``embedder_id``, ``hnsw_m``, …). ``dim`` is
+            required when the collection is empty; ``embedder_id``/``dim`` are checked against
+            the collection's.
+
+    Raises:
+        EmbedderMismatchError: ``kw`` names another embedder id or dimension than the collection.
+        InvalidInputError: the collection is empty and no ``dim`` was given.
+    """
+    version = store.collection_version(collection)
+    info = store.collection_info(collection)
+    want_dim, want_emb = kw.get("dim"), kw.get("embedder_id")
+    if info is not None:
+        if want_emb is not None and want_emb != info[0]:
+            raise EmbedderMismatchError(
+                f"collection {collection!r} holds vectors of embedder {info[0]!r}, "
+                f"not {want_emb!r}"
+            )
+        if want_dim is not None and want_dim != info[1]:
+            raise EmbedderMismatchError(
+                f"collection {collection!r} holds vectors of dimension {info[1]}, not {want_dim}"
+            )
+    if path is not None and Path(path).exists():
+        try:
+            loaded = load_index(path)
+        except VectorIndexError:
+            loaded = None
+        if loaded is not None and _is_fresh(loaded, collection, version, info, kind, kw):
+            return loaded
+    index = _rebuild(store, collection, version, kind, kw)
+    if path is not None:
+        save_index(index, path)
+    return index
+
+
+def _is_fresh(
+    index: FaissIndex,
+    collection: str,
+    version: int,
+    info: tuple[str, int] | None,
+    kind: IndexKind,
+    kw: dict[str, Any],
+) -> bool:
+    if (index.kind, index.source_collection, index.source_version) != (kind, collection, version):
+        return False
+    if info is None:
+        if len(index) or (kw.get("dim") is not None and kw["dim"] != index.dim):
+            return False
+        if kw.get("embedder_id") is not None and kw["embedder_id"] != index.embedder_id:
+            return False
+    elif (index.embedder_id, index.dim) != info:
+        return False
+    if any(kw.get(p) is not None and kw[p] != getattr(index, p) for p in _PARAMS[:2]):
+        return False
+    if kw.get("ef_search") is not None:
+        index.ef_search = kw["ef_search"]
+    return True
+
+
+def _rebuild(
+    store: BaseStore, collection: str, version: int, kind: IndexKind, kw: dict[str, Any]
+) -> FaissIndex:
+    ids, matrix, embedder_id = store.load_vectors(collection)
+    args = dict(kw)
+    if ids:
+        args["dim"], args["embedder_id"] = int(matrix.shape[1]), embedder_id
+    elif args.get("dim") is None:
+        raise InvalidInputError(
+            f"collection {collection!r} is empty; pass dim= to build an empty index"
+        )
+    index = FaissIndex(kind=kind, **args)
+    if ids:
+        index.add(ids, matrix)
+    index.source_collection, index.source_version = collection, version
+    index.origin = "rebuilt" if ids else "empty"
+    return index

@@ -1,0 +1,54 @@
+"""Settings of the evaluators (thresholds, time limits, the optional LLM critic).
+
+The lead wires :class:`EvaluatorSettings` into :class:`costeer_lab.settings.Settings` as the
+``evaluator`` section (env names like ``COSTEER_LAB_EVALUATOR__EQUAL_VALUE_THRESHOLD=0.95``).
+Until then, evaluators use ``EvaluatorSettings()`` defaults.
+
+Example:
+    >>> EvaluatorSettings().equal_value_threshold
+    0.99
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+__all__ = ["EvaluatorSettings"]
+
+
+class EvaluatorSettings(BaseModel):
+    """Thresholds and limits of :class:`FactorEvaluator`, :class:`PythonFunctionEvaluator`
+    and :class:`LLMCodeCritic`.
+
+    Factor decision (with a ground truth): success when ``equal_value_ratio >
+    equal_value_threshold``, or when ``index_overlap >= index_overlap_threshold``, the finite
+    coverage of the ground truth is ``>= index_overlap_threshold`` and both mean IC and mean rank
+    IC are ``> ic_threshold`` — unless the output equals the ground truth shifted by one day.
+    """
+
+    #: Absolute tolerance of the equal-value check ``|candidate - truth| <= atol + rtol*|truth|``.
+    equal_value_atol: float = Field(default=1e-6, ge=0)
+    #: Relative tolerance of the equal-value check.
+    equal_value_rtol: float = Field(default=1e-5, ge=0)
+    #: Share of ground-truth rows with equal values above which the factor succeeds.
+    equal_value_threshold: float = Field(default=0.99, ge=0, le=1)
+    #: Minimum share of ground-truth index rows present in the candidate for the IC path.
+    index_overlap_threshold: float = Field(default=0.99, ge=0, le=1)
+    #: Mean per-date Pearson IC and Spearman rank IC above which the IC path succeeds.
+    ic_threshold: float = Field(default=0.99, ge=-1, le=1)
+    #: Minimum number of instruments with finite pairs for a date to count in the mean IC.
+    min_ic_instruments: int = Field(default=3, ge=2)
+    #: Wall-time limit of one candidate run (seconds).
+    factor_timeout_s: float = Field(default=60.0, gt=0)
+    #: Memory limit of one candidate run (MiB).
+    memory_mb: int = Field(default=4096, gt=0)
+    #: Wall-time limit of one HumanEval-style test run (seconds).
+    pyfunc_timeout_s: float = Field(default=10.0, gt=0)
+    #: Characters of stdout/stderr kept in the ``execution`` section.
+    max_feedback_chars: int = Field(default=4000, ge=200)
+    #: Whether ``Suite.evaluators()`` adds the LLM code critic (off by default).
+    critic_enabled: bool = False
+    #: Chat model used by the LLM code critic.
+    critic_model: str = "gpt-4o-mini"
+    #: Characters of code sent to the critic.
+    critic_max_code_chars: int = Field(default=12000, ge=100)
