@@ -92,6 +92,8 @@ class RunState:
     last_feedback: dict[str, SingleFeedback | None] = field(default_factory=dict)
     best: dict[str, tuple[Workspace, SingleFeedback]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Wall time of each step run by this process (resumed steps are not timed again).
+    step_walls: list[float] = field(default_factory=list)
 
 
 def kb_size(kb: Any) -> int:
@@ -213,7 +215,9 @@ class EvoAgent:
                 )
                 if not todo:
                     break
+                t0 = time.perf_counter()
                 self._step(item, state, [by_id[t] for t in todo], index)
+                state.step_walls.append(time.perf_counter() - t0)
                 bar.update(1)
                 bar.set_postfix(solved=f"{len(state.succeeded)}/{len(item)}")
         finally:
