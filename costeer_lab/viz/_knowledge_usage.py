@@ -74,7 +74,7 @@ def plot_knowledge_usage(
     cmap, norm = colormaps["RdYlGn"], Normalize(0.0, 1.0)
     y = list(range(len(info.item_ids)))
     ax.barh(y, info.n_uses, color=[cmap(norm(s)) for s in info.success_when_used])
-    ax.set_yticks(y, info.item_ids)
+    ax.set_yticks(y, [_short(i) for i in info.item_ids])
     ax.invert_yaxis()
     ax.set_xlabel(f"rows using the item ({info.source})")
     scope = f"arm {info.arm!r}" if info.arm else "all arms"
@@ -93,3 +93,8 @@ def plot_knowledge_usage(
         )
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _short(item_id: str, width: int = 32) -> str:
+    """A tick label for a knowledge id: ``kind:3f2a9c…`` stays readable, hashes are cut."""
+    return item_id if len(item_id) <= width else item_id[: width - 1] + "…"
