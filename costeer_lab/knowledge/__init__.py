@@ -1,3 +1,106 @@
-"""knowledge subpackage."""
+"""CoSTEER knowledge: error fingerprints, knowledge bases V1/V2 and RAG strategies V1/V2.
 
-__all__: list[str] = []
+The evolution loop uses two calls::
+
+    kb = open_kb(store="sqlite:///run.db", version="v2", embedder="hashing")
+    kb.add_seed_knowledge(ground_truth_knowledge)          # provenance "ground_truth"
+    strategy = make_rag_strategy("v2", seed=0)
+    qk = strategy.query(kb, tasks, last_feedback, run_id="r", attempt=1)
+    strategy.generate_knowledge(kb, [(task, workspace, feedback), ...], run_id="r")
+
+Error fingerprints import eagerly (evaluators use them); the knowledge bases, which need the
+store, embedders and FAISS, are imported on first use.
+
+Example:
+    >>> from costeer_lab.knowledge import error_fingerprint
+    >>> error_fingerprint("KeyError: 'close'")
+    'KeyError: <str>'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from costeer_lab.knowledge._fingerprint import error_fingerprint, extract_errors
+
+if TYPE_CHECKING:
+    from costeer_lab.knowledge._components import (
+        BuiltinComponentExtractor,
+        ComponentExtractor,
+        normalize_component,
+    )
+    from costeer_lab.knowledge._components_llm import LLMComponentExtractor
+    from costeer_lab.knowledge._factory import (
+        kb_search,
+        kb_stats,
+        make_extractor,
+        make_rag_strategy,
+        open_kb,
+    )
+    from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
+    from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+    from costeer_lab.knowledge._querylog import QUERY_LOG_KIND, QueryLogger, iter_query_log
+    from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
+    from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
+    from costeer_lab.knowledge._sampler import KnowledgeSampler
+    from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+
+_LAZY: dict[str, str] = {
+    "BuiltinComponentExtractor": "_components",
+    "ComponentExtractor": "_components",
+    "normalize_component": "_components",
+    "LLMComponentExtractor": "_components_llm",
+    "kb_search": "_factory",
+    "kb_stats": "_factory",
+    "make_extractor": "_factory",
+    "make_rag_strategy": "_factory",
+    "open_kb": "_factory",
+    "KnowledgeBaseV1": "_kb_v1",
+    "KnowledgeBaseV2": "_kb_v2",
+    "QUERY_LOG_KIND": "_querylog",
+    "QueryLogger": "_querylog",
+    "iter_query_log": "_querylog",
+    "RAGStrategyV1": "_rag_v1",
+    "RAGStrategyV2": "_rag_v2",
+    "KnowledgeSampler": "_sampler",
+    "RAGSettings": "_settings",
+    "get_rag_settings": "_settings",
+}
+
+__all__ = [
+    "QUERY_LOG_KIND",
+    "BuiltinComponentExtractor",
+    "ComponentExtractor",
+    "KnowledgeBaseV1",
+    "KnowledgeBaseV2",
+    "KnowledgeSampler",
+    "LLMComponentExtractor",
+    "QueryLogger",
+    "RAGSettings",
+    "RAGStrategyV1",
+    "RAGStrategyV2",
+    "error_fingerprint",
+    "extract_errors",
+    "get_rag_settings",
+    "iter_query_log",
+    "kb_search",
+    "kb_stats",
+    "make_extractor",
+    "make_rag_strategy",
+    "normalize_component",
+    "open_kb",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'costeer_lab.knowledge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"costeer_lab.knowledge.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

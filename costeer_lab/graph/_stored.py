@@ -1,0 +1,142 @@
+"""``KnowledgeGraph``: the typed graph held in a store, mirrored in memory as an ``nx.Graph``.
+
+The store (nodes / edges tables) is the source of truth; the networkx graph and the per-kind
+vector collections are derived views rebuilt when the graph is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from costeer_lab.graph._kinds import node_id
+from costeer_lab.store import BaseStore, EdgeRecord, NodeRecord
+
+if TYPE_CHECKING:
+    from costeer_lab.embed import BaseEmbedder
+    from costeer_lab.index import VectorCollection
+
+__all__ = ["KnowledgeGraph", "collection_name"]
+
+
+def collection_name(kind: str) -> str:
+    """Name of the store vector collection holding the embeddings of one node kind."""
+    return f"kg:{kind}"
+
+
+class KnowledgeGraph:
+    """A typed knowledge graph persisted in a store.
+
+    Nodes are identified by :func:`~costeer_lab.graph.node_id` (kind + sha256 of content), so
+    adding identical content twice yields one node. The in-memory graph ``G`` keeps only each
+    node's ``kind`` (payloads stay in the store and are read with :meth:`get_nodes`). Nodes of the
+    kinds in ``embedded_kinds`` are also embedded into one vector collection per kind.
+
+    Args:
+        store: where nodes and edges live.
+        embedder: embeds node contents (wrapped in a persistent cache by the collections).
+        embedded_kinds: node kinds with a vector collection.
+        index_kinds: FAISS index kind (``"exact"`` or ``"hnsw"``) per node kind; default exact.
+        index_kw: further index arguments (``hnsw_m``, ``ef_search``, …) of the HNSW ones.
+
+    Example:
+        >>> from costeer_lab.embed import get_embedder
+        >>> from costeer_lab.store import get_store
+        >>> kg = KnowledgeGraph(get_store(":memory:"), get_embedder("hashing"), ["component"])
+        >>> a = kg.add_node("component", "op:mean"); b = kg.add_node("component", "op:mean")
+        >>> a == b, kg.G.number_of_nodes()
+        (True, 1)
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        embedder: BaseEmbedder,
+        embedded_kinds: Sequence[str] = (),
+        *,
+        index_kinds: Mapping[str, str] | None = None,
+        index_kw: Mapping[str, Any] | None = None,
+    ) -> None:
+        from costeer_lab.index import VectorCollection
+
+        self.store = store
+        self.G: nx.Graph = nx.Graph()
+        kinds = dict(index_kinds or {})
+        self.collections: dict[str, VectorCollection] = {}
+        for kind in embedded_kinds:
+            hnsw = kinds.get(kind) == "hnsw"
+            self.collections[kind] = VectorCollection(
+                store,
+                collection_name(kind),
+                embedder,
+                kind="hnsw" if hnsw else "exact",
+                **(dict(index_kw or {}) if hnsw else {}),
+            )
+        self.reload()
+
+    def reload(self) -> None:
+        """Rebuild the in-memory graph from the store."""
+        G = nx.Graph()
+        G.add_nodes_from((n.id, {"kind": n.kind}) for n in self.store.iter_nodes())
+        G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in self.store.iter_edges())
+        self.G = G
+
+    # -- writes ------------------------------------------------------------------------------
+    def add_nodes(self, items: Iterable[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        """Add ``(kind, content, attrs)`` nodes (upserts); returns their ids in order.
+
+        Nodes already present keep their stored attributes unless new ones are given.
+        """
+        ids: list[str] = []
+        records: dict[str, NodeRecord] = {}
+        for kind, content, attrs in items:
+            nid = node_id(kind, content)
+            ids.append(nid)
+            if nid in self.G and not attrs:
+                continue
+            records[nid] = NodeRecord(nid, kind, content, dict(attrs))
+        if records:
+            with self.store.transaction():
+                self.store.put_nodes(records.values())
+                by_kind: dict[str, list[NodeRecord]] = {}
+                for rec in records.values():
+                    if rec.kind in self.collections and rec.id not in self.G:
+                        by_kind.setdefault(rec.kind, []).append(rec)
+                for kind, recs in by_kind.items():
+                    self.collections[kind].upsert_texts(
+                        [r.id for r in recs], [r.content for r in recs]
+                    )
+            self.G.add_nodes_from((r.id, {"kind": r.kind}) for r in records.values())
+        return ids
+
+    def add_node(self, kind: str, content: str, attrs: dict[str, Any] | None = None) -> str:
+        """Add one node (see :meth:`add_nodes`); returns its id."""
+        return self.add_nodes([(kind, content, attrs or {})])[0]
+
+    def add_edges(self, edges: Iterable[tuple[str, str, str]]) -> None:
+        """Add ``(src, dst, kind)`` edges (upserts)."""
+        fresh = [(s, d, k) for s, d, k in edges if not self.G.has_edge(s, d)]
+        if not fresh:
+            return
+        self.store.put_edges(EdgeRecord(s, d, k) for s, d, k in fresh)
+        self.G.add_edges_from((s, d, {"kind": k}) for s, d, k in fresh)
+
+    # -- reads -------------------------------------------------------------------------------
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
+        """Stored nodes by id (missing ids are absent)."""
+        if not ids:
+            return {}
+        return {n.id: n for n in self.store.get_nodes(list(dict.fromkeys(ids)))}
+
+    def kind(self, nid: str) -> str | None:
+        """Kind of a node, or ``None`` if absent."""
+        data = self.G.nodes.get(nid)
+        return None if data is None else str(data.get("kind"))
+
+    def count(self, kind: str | None = None) -> int:
+        """Number of nodes (of one kind)."""
+        if kind is None:
+            return int(self.G.number_of_nodes())
+        return sum(1 for _, k in self.G.nodes(data="kind") if k == kind)

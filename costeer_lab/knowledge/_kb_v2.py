@@ -1,0 +1,338 @@
+"""``KnowledgeBaseV2``: the graph knowledge base of CoSTEER (nodes, edges and attempt records).
+
+Each attempt is a ``kg_attempt`` record (the durable event log); the graph nodes/edges and the
+in-memory lookups (task → attempts, task description → success, component → successful tasks,
+error → fixes) are rebuilt from the store when the KB is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
+from costeer_lab.embed import BaseEmbedder
+from costeer_lab.graph import (
+    COMPONENT,
+    EDGE_HAS_COMPONENT,
+    EDGE_HIT_ERROR,
+    EDGE_IMPLEMENTS,
+    EDGE_TRACE_OF,
+    ERROR,
+    TASK_DESCRIPTION,
+    TASK_SUCCESS_IMPLEMENT,
+    TASK_TRACE,
+    KnowledgeGraph,
+    node_id,
+)
+from costeer_lab.knowledge._attempts import attempt_errors, attempt_level
+from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
+from costeer_lab.knowledge._kb_records import (
+    ATTEMPT_KIND,
+    GROUND_TRUTH,
+    QUERY_VECTOR_MEMO,
+    SELF_EARNED,
+    Attempt,
+    AttemptInput,
+    Fix,
+    Success,
+    feedback_score,
+    files_text,
+)
+from costeer_lab.store import BaseStore
+
+__all__ = ["ATTEMPT_KIND", "GROUND_TRUTH", "Attempt", "AttemptInput", "Fix", "KnowledgeBaseV2"]
+
+
+class KnowledgeBaseV2:
+    """The graph knowledge base: typed nodes linked as the CoSTEER method describes.
+
+    * a ``task_description`` node per distinct task text, linked to its ``component`` nodes;
+    * a ``task_trace`` node per distinct attempt, linked to its task and the ``error`` nodes
+      (fingerprints) it hit;
+    * a ``task_success_implement`` node per distinct successful implementation, linked to the
+      task descriptions it solves (with provenance ``ground_truth`` for seeds, ``self`` else).
+
+    Use :func:`~costeer_lab.knowledge.open_kb` to open one; queries live in the RAG strategies.
+
+    Args:
+        store: the store holding the graph.
+        embedder: embeds task descriptions, components and error fingerprints.
+        extractor: component extractor (default :class:`BuiltinComponentExtractor`).
+        index_kind: FAISS index of the task-description collection (``exact`` or ``hnsw``;
+            the component and error collections, which stay small, are always exact).
+        index_kw: HNSW parameters (``hnsw_m``, ``ef_construction``, ``ef_search``).
+
+    Example:
+        >>> from costeer_lab.embed import get_embedder
+        >>> from costeer_lab.store import get_store
+        >>> kb = KnowledgeBaseV2(get_store(":memory:"), get_embedder("hashing"))
+        >>> t = Task("t1", "MA5", "mean close", formulation="Mean($close, 5)")
+        >>> ws = Workspace({"main.py": "x"})
+        >>> kb.add_seed_knowledge([Knowledge(t, ws, SingleFeedback(final_decision=True))])
+        >>> kb.is_solved("t1", run_id="any")
+        True
+    """
+
+    version = "v2"
+
+    def __init__(
+        self,
+        store: BaseStore,
+        embedder: BaseEmbedder,
+        *,
+        extractor: ComponentExtractor | None = None,
+        index_kind: str = "exact",
+        index_kw: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.extractor: ComponentExtractor = extractor or BuiltinComponentExtractor()
+        self.graph = KnowledgeGraph(
+            store,
+            embedder,
+            (TASK_DESCRIPTION, COMPONENT, ERROR),
+            index_kinds={TASK_DESCRIPTION: index_kind},
+            index_kw=index_kw,
+        )
+        self._components: dict[str, tuple[str, ...]] = {}
+        self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self.reload()
+
+    # -- in-memory lookups ---------------------------------------------------------------------
+    def reload(self) -> None:
+        """Rebuild the graph and every lookup from the store."""
+        self.graph.reload()
+        self.task_td: dict[str, str] = {}
+        self.attempts: dict[tuple[str, str], list[Attempt]] = {}
+        self.success: dict[str, Success] = {}
+        self.comp_success: dict[str, set[str]] = {}
+        self.error_fixes: dict[str, list[Fix]] = {}
+        self._applied: set[str] = set()
+        for key, data in self.store.iter_records(ATTEMPT_KIND):
+            self._apply(key, data)
+
+    def _apply(self, key: str, d: dict[str, Any]) -> None:
+        if key in self._applied:
+            return
+        self._applied.add(key)
+        task_id, td, run = d["task_id"], d["td"], d["run_id"]
+        self.task_td[task_id] = td
+        if d.get("trace"):
+            self.attempts.setdefault((run, task_id), []).append(
+                Attempt(
+                    int(d["attempt"]),
+                    d["trace"],
+                    bool(d["succeeded"]),
+                    int(d["level"]),
+                    d.get("score"),
+                    tuple((fp, line) for fp, line in d.get("errors", [])),
+                )
+            )
+        if not d["succeeded"]:
+            return
+        entry = self.success.get(td)
+        if entry is None:
+            entry = self.success[td] = Success(d["success"], d["provenance"])
+            for comp in self.graph.G.adj[td]:
+                if self.graph.kind(comp) == COMPONENT:
+                    self.comp_success.setdefault(comp, set()).add(td)
+        elif d["provenance"] == GROUND_TRUTH:
+            entry.provenance = GROUND_TRUTH
+        if run:
+            entry.runs.add(run)
+        for a in self.attempts.get((run, task_id), ()):
+            if a.succeeded:
+                continue
+            for fp, line in a.errors:
+                self.error_fixes.setdefault(self._error_id(fp), []).append(
+                    Fix(fp, line, a.trace, entry.node, td)
+                )
+
+    @staticmethod
+    def _error_id(fp: str) -> str:
+        return node_id(ERROR, fp)
+
+    # -- writes ------------------------------------------------------------------------------
+    def components_of(self, task: Task) -> tuple[str, ...]:
+        """Components of a task (memoized by task text)."""
+        text = task.get_task_information()
+        comps = self._components.get(text)
+        if comps is None:
+            comps = self._components[text] = tuple(self.extractor.extract(task))
+        return comps
+
+    def record(
+        self,
+        task: Task,
+        workspace: Workspace,
+        feedback: SingleFeedback,
+        *,
+        run_id: str,
+        attempt: int,
+        provenance: str = SELF_EARNED,
+        with_trace: bool = True,
+    ) -> str:
+        """Remember one attempt (one transaction); returns its record key."""
+        entry = AttemptInput(task, workspace, feedback, run_id, attempt, provenance, with_trace)
+        return self.record_many([entry])[0]
+
+    def record_many(self, entries: Sequence[AttemptInput]) -> list[str]:
+        """Remember attempts in one transaction with batched node, edge and vector writes.
+
+        Per attempt: the task-description node and its component nodes, a trace node (unless
+        ``with_trace`` is false) linked to the error nodes of its fingerprints, and for a
+        success a success node; then the ``kg_attempt`` record. Returns the record keys.
+        """
+        nodes: list[tuple[str, str, dict[str, Any]]] = []
+        edges: list[tuple[str, str, str]] = []
+        rows: list[tuple[str, dict[str, Any]]] = []
+        for e in entries:
+            info = e.task.get_task_information()
+            td = node_id(TASK_DESCRIPTION, info)
+            nodes.append((TASK_DESCRIPTION, info, {"task": e.task.to_dict()}))
+            for comp in self.components_of(e.task):
+                nodes.append((COMPONENT, comp, {}))
+                edges.append((td, node_id(COMPONENT, comp), EDGE_HAS_COMPONENT))
+            errors = attempt_errors(e.feedback)
+            trace = ""
+            if e.with_trace:
+                content = f"{info}\n---\n{files_text(e.workspace)}\n---\n{e.feedback.execution}"
+                trace = node_id(TASK_TRACE, content)
+                attrs = {
+                    "task_id": e.task.id,
+                    "td": td,
+                    "workspace": e.workspace.to_dict(),
+                    "feedback": e.feedback.to_dict(),
+                }
+                nodes.append((TASK_TRACE, content, attrs))
+                edges.append((trace, td, EDGE_TRACE_OF))
+                for fp, _ in errors:
+                    nodes.append((ERROR, fp, {}))
+                    edges.append((trace, node_id(ERROR, fp), EDGE_HIT_ERROR))
+            success = ""
+            if e.feedback.succeeded:
+                files = files_text(e.workspace)
+                success = node_id(TASK_SUCCESS_IMPLEMENT, files)
+                attrs = {"workspace": e.workspace.to_dict(), "feedback": e.feedback.to_dict()}
+                nodes.append((TASK_SUCCESS_IMPLEMENT, files, attrs))
+                edges.append((success, td, EDGE_IMPLEMENTS))
+            key = f"{e.run_id}\x1f{e.task.id}\x1f{e.attempt}"
+            rows.append(
+                (
+                    key,
+                    {
+                        "run_id": e.run_id,
+                        "task_id": e.task.id,
+                        "attempt": e.attempt,
+                        "td": td,
+                        "trace": trace,
+                        "success": success,
+                        "succeeded": e.feedback.succeeded,
+                        "level": attempt_level(e.feedback, errors),
+                        "score": feedback_score(e.feedback),
+                        "errors": [list(x) for x in errors],
+                        "provenance": e.provenance,
+                    },
+                )
+            )
+        with self.store.transaction():
+            self.graph.add_nodes(nodes)
+            self.graph.add_edges(edges)
+            self.store.put_records(ATTEMPT_KIND, rows)
+        for key, data in rows:
+            self._apply(key, data)
+        return [key for key, _ in rows]
+
+    def add_seed_knowledge(self, items: Sequence[Knowledge]) -> None:
+        """Add ground-truth implementations (provenance ``ground_truth``, no trace node).
+
+        A seed whose feedback is not a success is stored as a success all the same: seeds are
+        ground truth by definition.
+        """
+        ok = SingleFeedback(execution="ground truth", final_decision=True)
+        self.record_many(
+            [
+                AttemptInput(
+                    k.task,
+                    k.implementation,
+                    k.feedback if k.feedback.succeeded else ok,
+                    "",
+                    0,
+                    GROUND_TRUTH,
+                    False,
+                )
+                for k in items
+            ]
+        )
+
+    # -- reads -------------------------------------------------------------------------------
+    def td_of(self, task: Task) -> str:
+        """Task-description node id of a task (whether or not it is stored)."""
+        return self.task_td.get(task.id) or node_id(TASK_DESCRIPTION, task.get_task_information())
+
+    def is_solved(self, task_id: str, *, run_id: str) -> bool:
+        """Solved by ground truth, or by an attempt of this run."""
+        td = self.task_td.get(task_id)
+        entry = self.success.get(td) if td else None
+        return entry is not None and (entry.provenance == GROUND_TRUTH or run_id in entry.runs)
+
+    def task_attempts(self, run_id: str, task_id: str) -> list[Attempt]:
+        """Attempts of a task in a run, oldest first."""
+        return list(self.attempts.get((run_id, task_id), ()))
+
+    def knowledge(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Knowledge]:
+        """Knowledge for ``(task-description id, trace or success id)`` pairs (one store read).
+
+        The knowledge id is the trace / success node id; pairs whose nodes are missing are left
+        out of the returned dict.
+        """
+        nodes = self.graph.get_nodes([n for pair in pairs for n in pair])
+        out: dict[tuple[str, str], Knowledge] = {}
+        for td, nid in pairs:
+            t, n = nodes.get(td), nodes.get(nid)
+            if t is None or n is None or (td, nid) in out:
+                continue
+            out[(td, nid)] = Knowledge(
+                Task.from_dict(t.attrs["task"]),
+                Workspace.from_dict(n.attrs["workspace"]),
+                SingleFeedback.from_dict(n.attrs["feedback"]),
+                id=nid,
+            )
+        return out
+
+    def sync_indexes(self) -> None:
+        """Reload a vector index another process or store object changed (one check per kind)."""
+        for col in self.graph.collections.values():
+            col.sync()
+
+    def query_vector(self, text: str) -> npt.NDArray[np.float32]:
+        """Embedding of a query text: memoized in memory, not written to the embedding cache."""
+        vec = self._query_vectors.pop(text, None)
+        if vec is None:
+            col = next(iter(self.graph.collections.values()))
+            vec = col.embedder.inner.embed([text])[0]
+        self._query_vectors[text] = vec
+        if len(self._query_vectors) > QUERY_VECTOR_MEMO:
+            self._query_vectors.pop(next(iter(self._query_vectors)))
+        return vec
+
+    def stats(self) -> dict[str, int]:
+        """Node counts per kind, attempts and solved task descriptions."""
+        from costeer_lab.graph import NODE_KINDS
+
+        out = {f"nodes.{k}": self.graph.count(k) for k in NODE_KINDS}
+        out["edges"] = int(self.graph.G.number_of_edges())
+        out["attempts"] = sum(len(v) for v in self.attempts.values())
+        out["solved_task_descriptions"] = len(self.success)
+        return out
+
+    #: Whether :meth:`close` closes the store (set by ``open_kb`` when it opened the store).
+    owns_store = False
+
+    def close(self) -> None:
+        """Close the store if this KB opened it (``open_kb`` from a URL); idempotent."""
+        if self.owns_store:
+            self.store.close()

@@ -1,0 +1,100 @@
+"""``RAGStrategyV1``: similar successful implementations by embedding distance, and the task's
+own failed attempts (so the coder does not repeat them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from costeer_lab._records import (
+    Knowledge,
+    QueriedKnowledge,
+    ScoredKnowledge,
+    SingleFeedback,
+    Task,
+    Workspace,
+)
+from costeer_lab.knowledge._attempts import as_triples
+from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
+from costeer_lab.knowledge._querylog import QueryLogger
+from costeer_lab.knowledge._sampler import KnowledgeSampler
+from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+
+__all__ = ["RAGStrategyV1"]
+
+
+class RAGStrategyV1:
+    """The first CoSTEER RAG strategy over :class:`KnowledgeBaseV1`.
+
+    :meth:`query` returns, per task, the most similar successful implementations
+    (``similar_successful``) and the task's failed attempts in this run (``former_traces``, the
+    last ``max_former_traces``); tasks past ``trial_limit`` failures are marked failed.
+
+    Example:
+        >>> from costeer_lab.knowledge import open_kb
+        >>> kb = open_kb(store=":memory:", version="v1")
+        >>> qk = RAGStrategyV1().query(kb, [Task("t", "T", "x")], {}, run_id="r", attempt=1)
+        >>> qk.similar_successful["t"]
+        ()
+    """
+
+    name = "v1"
+    query_kinds: tuple[str, ...] = ("former_trace", "similar")
+
+    def __init__(self, settings: RAGSettings | None = None) -> None:
+        self.settings = settings or get_rag_settings()
+        s = self.settings
+        self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
+
+    def generate_knowledge(
+        self,
+        kb: KnowledgeBaseV1,
+        trace: Sequence[tuple[Task, Workspace, SingleFeedback] | Knowledge],
+        *,
+        run_id: str,
+    ) -> None:
+        """Remember each ``(task, implementation, feedback)`` of one step (one transaction)."""
+        with kb.store.transaction():
+            for task, ws, fb in as_triples(trace):
+                n = len(kb.traces.get((run_id, task.id), ())) + 1
+                kb.record(task, ws, fb, run_id=run_id, attempt=n)
+
+    def query(
+        self,
+        kb: KnowledgeBaseV1,
+        tasks: Sequence[Task],
+        last_feedback: Mapping[str, SingleFeedback | None],
+        *,
+        run_id: str,
+        attempt: int,
+    ) -> QueriedKnowledge:
+        """Knowledge for one evolution step of ``tasks``."""
+        s = self.settings
+        log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
+        solved: dict[str, Knowledge] = {}
+        failed: set[str] = set()
+        former: dict[str, tuple[Knowledge, ...]] = {}
+        similar: dict[str, tuple[ScoredKnowledge, ...]] = {}
+        for task in tasks:
+            if kb.is_solved(task.id, run_id=run_id):
+                solved[task.id] = kb.success[task.id][0]
+                continue
+            fails = [k for k in kb.traces.get((run_id, task.id), ()) if not k.feedback.succeeded]
+            if len(fails) >= s.trial_limit:
+                failed.add(task.id)
+            former[task.id] = tuple(fails[-s.max_former_traces :]) if s.max_former_traces else ()
+            log.add(task.id, "former_trace", [(k.id, 1.0) for k in former[task.id]])
+            pool = s.max_similar * (1 if s.sampler == "top" else s.candidate_multiplier)
+            ranked = kb.similar_successful(task.get_task_information(), pool, exclude=task.id)
+            picked = self.sampler.sample(
+                ranked, s.max_similar, scores=[x[1] for x in ranked],
+                key=(run_id, task.id, attempt, "similar"),
+            )  # fmt: skip
+            similar[task.id] = tuple(ScoredKnowledge(k, sc) for k, sc in picked)
+            log.add(task.id, "similar", [(k.id, sc) for k, sc in picked])
+        log.flush()
+        return QueriedKnowledge(
+            success_task_to_knowledge=solved,
+            failed_task_info_set=frozenset(failed),
+            former_traces=former,
+            similar_successful=similar,
+        )

@@ -1,0 +1,319 @@
+"""``RAGStrategyV2``: former-trace, similar, component and error queries over the graph KB."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from costeer_lab._records import (
+    ErrorFix,
+    Knowledge,
+    QueriedKnowledge,
+    ScoredKnowledge,
+    SingleFeedback,
+    Task,
+    Workspace,
+)
+from costeer_lab.graph import COMPONENT, node_id
+from costeer_lab.index import SearchResult
+from costeer_lab.knowledge._attempts import as_triples, deteriorated
+from costeer_lab.knowledge._error_query import error_fix_candidates
+from costeer_lab.knowledge._kb_v2 import (
+    GROUND_TRUTH,
+    Attempt,
+    AttemptInput,
+    Fix,
+    KnowledgeBaseV2,
+)
+from costeer_lab.knowledge._querylog import QueryLogger
+from costeer_lab.knowledge._retrieve import nearest, search_successful
+from costeer_lab.knowledge._sampler import KnowledgeSampler
+from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+
+__all__ = ["RAGStrategyV2"]
+
+Vector = npt.NDArray[np.float32]
+
+
+class RAGStrategyV2:
+    """The CoSTEER knowledge strategy on the graph KB (:class:`KnowledgeBaseV2`).
+
+    Per task, :meth:`query` runs
+
+    * **former trace**: the task's own last attempts in this run (deteriorated ones dropped,
+      optionally keeping the latest); past ``trial_limit`` failed attempts the task is failed;
+    * **similar**: successful tasks with the most similar descriptions (FAISS);
+    * **component**: successful tasks sharing the task's components — the neighbourhoods of the
+      component nodes are intersected, rarest first, as long as enough tasks remain, then ranked
+      by description similarity, balancing ground-truth and self-earned knowledge;
+    * **error**: for the fingerprints of the last feedback, ``(error, failing code, fixed code)``
+      triples from tasks that hit the same error node and later succeeded (falling back to
+      errors with a similar fingerprint embedding).
+
+    Every query is logged (``query_log`` records). :meth:`generate_knowledge` writes each attempt
+    into the graph.
+
+    Args:
+        settings: limits and sampler (default: the ``rag`` section of the settings).
+
+    Example:
+        >>> from costeer_lab.knowledge import open_kb
+        >>> kb = open_kb(store=":memory:")
+        >>> t = Task("t1", "MA5", "mean close", formulation="Mean($close, 5)")
+        >>> qk = RAGStrategyV2().query(kb, [t], {}, run_id="r", attempt=1)
+        >>> qk.former_traces["t1"], qk.error_fixes["t1"]
+        ((), ())
+    """
+
+    name = "v2"
+    query_kinds: tuple[str, ...] = ("former_trace", "similar", "component", "error")
+
+    def __init__(self, settings: RAGSettings | None = None) -> None:
+        self.settings = settings or get_rag_settings()
+        s = self.settings
+        self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
+
+    # -- knowledge generation --------------------------------------------------------------------
+    def generate_knowledge(
+        self,
+        kb: KnowledgeBaseV2,
+        trace: Sequence[tuple[Task, Workspace, SingleFeedback] | Knowledge],
+        *,
+        run_id: str,
+    ) -> None:
+        """Write one evolution step (``(task, implementation, feedback)`` triples or
+        :class:`Knowledge` records, one per task) into the KB.
+
+        Each attempt becomes a trace node linked to its task description (and components) and
+        to the error nodes it hit; a success adds a success node and turns the task's earlier
+        errors into error fixes. Attempt numbers continue the task's count in this run.
+        """
+        counts: dict[str, int] = {}
+        entries = []
+        for task, ws, fb in as_triples(trace):
+            n = counts.get(task.id, len(kb.task_attempts(run_id, task.id))) + 1
+            counts[task.id] = n
+            entries.append(AttemptInput(task, ws, fb, run_id, n))
+        kb.record_many(entries)
+
+    # -- queries ---------------------------------------------------------------------------------
+    def query(
+        self,
+        kb: KnowledgeBaseV2,
+        tasks: Sequence[Task],
+        last_feedback: Mapping[str, SingleFeedback | None],
+        *,
+        run_id: str,
+        attempt: int,
+    ) -> QueriedKnowledge:
+        """Knowledge for one evolution step of ``tasks`` (see the class docstring).
+
+        Args:
+            kb: the graph knowledge base.
+            tasks: the tasks of the step.
+            last_feedback: task id → feedback of its previous attempt (``None``/absent: none).
+            run_id: the run; former traces, trial counts and self-earned successes are per run.
+            attempt: the step number (logged, and part of the sampler's seed).
+        """
+        s = self.settings
+        kb.sync_indexes()
+        log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
+        solved: dict[str, tuple[str, str]] = {}
+        failed: set[str] = set()
+        plans: dict[str, _Plan] = {}
+        for task in tasks:
+            td = kb.td_of(task)
+            if kb.is_solved(task.id, run_id=run_id):
+                solved[task.id] = (td, kb.success[td].node)
+                continue
+            if self._trials(kb, task, run_id) >= s.trial_limit:
+                failed.add(task.id)
+            key = (run_id, task.id, attempt)
+            vec = kb.query_vector(task.get_task_information())
+            near = nearest(kb, vec) if kb.success else None
+            plans[task.id] = _Plan(
+                former=[(td, a.trace) for a in self._former(kb, task, run_id)],
+                similar=self._similar(kb, task, vec, key, near),
+                component=self._component(kb, task, vec, key, near),
+                errors=self._errors(kb, task, last_feedback.get(task.id), key),
+            )
+        pairs = list(solved.values())
+        for p in plans.values():
+            pairs += p.former
+            pairs += [(td, kb.success[td].node) for td, _ in (*p.similar, *p.component)]
+            pairs += [(f.td, f.failed_trace) for f, _ in p.errors]
+            pairs += [(f.td, f.success) for f, _ in p.errors]
+        ks = kb.knowledge(pairs)
+
+        def scored(picked: list[tuple[str, float]]) -> tuple[ScoredKnowledge, ...]:
+            return tuple(
+                ScoredKnowledge(ks[(td, kb.success[td].node)], sc)
+                for td, sc in picked
+                if (td, kb.success[td].node) in ks
+            )
+
+        former: dict[str, tuple[Knowledge, ...]] = {}
+        similar: dict[str, tuple[ScoredKnowledge, ...]] = {}
+        comps: dict[str, tuple[ScoredKnowledge, ...]] = {}
+        fixes: dict[str, tuple[ErrorFix, ...]] = {}
+        for tid, p in plans.items():
+            former[tid] = tuple(ks[x] for x in p.former if x in ks)
+            similar[tid] = scored(p.similar)
+            comps[tid] = scored(p.component)
+            fixes[tid] = tuple(
+                ErrorFix(
+                    f.fingerprint,
+                    f.error_text,
+                    ks[(f.td, f.failed_trace)],
+                    ks[(f.td, f.success)],
+                    sc,
+                )
+                for f, sc in p.errors
+                if (f.td, f.failed_trace) in ks and (f.td, f.success) in ks
+            )
+            log.add(tid, "former_trace", [(k.id, 1.0) for k in former[tid]])
+            log.add(tid, "similar", [(x.knowledge.id, x.score) for x in similar[tid]])
+            log.add(tid, "component", [(x.knowledge.id, x.score) for x in comps[tid]])
+            log.add(tid, "error", [(f.fixed.id, f.score) for f in fixes[tid]])
+        log.flush()
+        return QueriedKnowledge(
+            success_task_to_knowledge={t: ks[p] for t, p in solved.items() if p in ks},
+            failed_task_info_set=frozenset(failed),
+            former_traces=former,
+            similar_successful=similar,
+            error_fixes=fixes,
+            component_matches=comps,
+        )
+
+    @staticmethod
+    def _trials(kb: KnowledgeBaseV2, task: Task, run_id: str) -> int:
+        return sum(1 for a in kb.task_attempts(run_id, task.id) if not a.succeeded)
+
+    def _former(self, kb: KnowledgeBaseV2, task: Task, run_id: str) -> list[Attempt]:
+        """Former-trace query: the task's last attempts in this run, oldest first."""
+        s = self.settings
+        attempts = kb.task_attempts(run_id, task.id)
+        if not attempts or s.max_former_traces == 0:
+            return []
+        kept: list[Attempt] = []
+        best: tuple[int, float | None] | None = None
+        for a in attempts:
+            if s.drop_deteriorated and best is not None and deteriorated(a.level, a.score, best):
+                continue
+            kept.append(a)
+            best = (a.level, a.score)
+        chosen = kept[-s.max_former_traces :]
+        if s.include_latest_attempt and attempts[-1] not in chosen:
+            if len(chosen) >= s.max_former_traces:
+                chosen = chosen[1:]
+            chosen.append(attempts[-1])
+        return chosen
+
+    def _similar(
+        self,
+        kb: KnowledgeBaseV2,
+        task: Task,
+        vec: Vector,
+        key: tuple[object, ...],
+        near: SearchResult | None = None,
+    ) -> list[tuple[str, float]]:
+        """Similar query: successful task descriptions closest to the task's (itself excluded)."""
+        s = self.settings
+        if s.max_similar == 0 or not kb.success:
+            return []
+        own = kb.td_of(task)
+        pool = s.max_similar * (1 if s.sampler == "top" else s.candidate_multiplier)
+        ranked = search_successful(
+            kb, vec, pool, lambda td: td != own and td in kb.success, kb.success.keys(), near
+        )
+        return self.sampler.sample(
+            ranked, s.max_similar, scores=[x[1] for x in ranked], key=(*key, "similar")
+        )
+
+    def _component(
+        self,
+        kb: KnowledgeBaseV2,
+        task: Task,
+        vec: Vector,
+        key: tuple[object, ...],
+        near: SearchResult | None = None,
+    ) -> list[tuple[str, float]]:
+        """Component query: successful tasks sharing the task's components.
+
+        The successful neighbourhoods of the task's component nodes are intersected, rarest
+        first, each step kept only when some task remains, giving nested tiers. Candidates are
+        taken from the deepest tier first (then shallower tiers, then each component alone),
+        ranked by description similarity within a tier, until ``k * candidate_multiplier`` are
+        found; they are ordered by the exact fraction of shared components (the score), then
+        similarity, and ``component_gt_ratio`` of the ``k`` picks come from ground truth.
+        """
+        s = self.settings
+        k = s.max_component_matches
+        comps = [node_id(COMPONENT, c) for c in kb.components_of(task)]
+        own = kb.td_of(task)
+        sets = sorted((kb.comp_success[c] for c in comps if c in kb.comp_success), key=len)
+        if k == 0 or not sets:
+            return []
+        tiers: list[set[str]] = [sets[0]]
+        for other in sets[1:]:
+            narrowed = tiers[-1] & other
+            if narrowed:
+                tiers.append(narrowed)
+        order = [*reversed(tiers), *sets[1:]]
+        pool_size = k * s.candidate_multiplier
+        query_comps = set(comps)
+        pool: list[tuple[str, float, float]] = []  # (td, share, similarity)
+        taken: set[str] = {own}
+        adj = kb.graph.G.adj
+        for tier in order:
+            if len(pool) >= pool_size:
+                break
+            want = pool_size - len(pool) + len(taken)
+            for td, sim in search_successful(kb, vec, want, tier, near=near):
+                if td in taken or len(pool) >= pool_size:
+                    continue
+                share = len(query_comps.intersection(adj[td])) / len(query_comps)
+                pool.append((td, share, sim))
+                taken.add(td)
+        pool.sort(key=lambda x: (-x[1], -x[2]))
+        gt = [x for x in pool if kb.success[x[0]].provenance == GROUND_TRUTH]
+        earned = [x for x in pool if kb.success[x[0]].provenance != GROUND_TRUTH]
+        n_gt = min(len(gt), max(round(k * s.component_gt_ratio), k - len(earned)))
+        picked = self.sampler.sample(gt, n_gt, scores=[x[2] for x in gt], key=(*key, "gt"))
+        picked += self.sampler.sample(
+            earned, k - len(picked), scores=[x[2] for x in earned], key=(*key, "self")
+        )
+        picked.sort(key=lambda x: (-x[1], -x[2]))
+        return [(td, share) for td, share, _ in picked]
+
+    def _errors(
+        self,
+        kb: KnowledgeBaseV2,
+        task: Task,
+        feedback: SingleFeedback | None,
+        key: tuple[object, ...],
+    ) -> list[tuple[Fix, float]]:
+        """Error query (see :func:`error_fix_candidates`), then the sampler."""
+        s = self.settings
+        if feedback is None or s.max_error_fixes == 0:
+            return []
+        ranked = error_fix_candidates(
+            kb, kb.td_of(task), feedback, s.max_error_fixes * s.candidate_multiplier,
+            s.error_similarity,
+        )  # fmt: skip
+        return self.sampler.sample(
+            ranked, s.max_error_fixes, scores=[x[1] for x in ranked], key=(*key, "error")
+        )
+
+
+@dataclass
+class _Plan:
+    """What the queries chose for one task, as node ids (fetched in one store read)."""
+
+    former: list[tuple[str, str]]
+    similar: list[tuple[str, float]]
+    component: list[tuple[str, float]]
+    errors: list[tuple[Fix, float]]

@@ -1,0 +1,79 @@
+"""Settings of the RAG strategies (section ``rag`` of :class:`costeer_lab.settings.Settings`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["RAGSettings", "get_rag_settings"]
+
+
+class RAGSettings(BaseModel):
+    """Limits and sampler of the RAG strategies; env names ``COSTEER_LAB_RAG__<FIELD>``.
+
+    Attributes:
+        max_former_traces: former-trace query: at most this many of the task's own attempts.
+        drop_deteriorated: former-trace query: leave out attempts that did worse than an earlier
+            one (failed at an earlier stage — error < wrong result < success — or, at the same
+            stage, a lower ``feedback.details["score"]``).
+        include_latest_attempt: former-trace query: always include the latest attempt, even
+            when it deteriorated, so the coder sees its last mistake.
+        trial_limit: a task with this many failed attempts in a run is marked failed
+            (``QueriedKnowledge.failed_task_info_set``) and skipped from then on.
+        max_similar: similar successful implementations per task (by description embedding).
+        max_component_matches: component query: successful tasks sharing components.
+        component_gt_ratio: component query: the share of matches drawn from ground-truth seed
+            knowledge (the rest from self-earned successes); a pool that runs short is filled
+            from the other.
+        max_error_fixes: error query: ``(error, failing code, fixed code)`` triples per task.
+        error_similarity: error query: when no stored error has the same fingerprint, errors
+            whose fingerprint embedding has at least this cosine similarity are used (``1.0``
+            turns the fallback off).
+        candidate_multiplier: searches restricted to successful tasks first fetch
+            ``k * candidate_multiplier`` unfiltered neighbours and fall back to a filtered
+            search only when fewer than ``k`` of them qualify (same answer, much faster).
+        sampler: how the knowledge sampler picks among ranked candidates: ``top`` (best
+            first), ``random`` (uniform) or ``weighted`` (softmax of the scores).
+        sampler_temperature: softmax temperature of the ``weighted`` sampler.
+        seed: seed of the sampler; each draw is seeded by (seed, run, task, attempt, query).
+        index_kind: FAISS index of the task-description collection, ``exact`` or ``hnsw``
+            (``hnsw`` keeps queries fast beyond ~50k tasks; it is slower to build).
+        hnsw_m / hnsw_ef_construction / hnsw_ef_search: HNSW graph parameters.
+        component_extractor: ``builtin`` (deterministic) or ``llm`` (through ``openai``).
+        llm_model: model of the LLM component extractor.
+        log_queries: write a ``query_log`` record per query.
+
+    Example:
+        >>> RAGSettings().max_former_traces
+        3
+    """
+
+    max_former_traces: int = Field(default=3, ge=0)
+    drop_deteriorated: bool = True
+    include_latest_attempt: bool = True
+    trial_limit: int = Field(default=10, ge=1)
+    max_similar: int = Field(default=3, ge=0)
+    max_component_matches: int = Field(default=3, ge=0)
+    component_gt_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    max_error_fixes: int = Field(default=2, ge=0)
+    error_similarity: float = Field(default=0.9, ge=-1.0, le=1.0)
+    candidate_multiplier: int = Field(default=4, ge=1)
+    sampler: Literal["top", "random", "weighted"] = "top"
+    sampler_temperature: float = Field(default=1.0, gt=0.0)
+    seed: int = 0
+    index_kind: Literal["exact", "hnsw"] = "exact"
+    hnsw_m: int = Field(default=16, ge=4)
+    hnsw_ef_construction: int = Field(default=40, ge=8)
+    hnsw_ef_search: int = Field(default=64, ge=8)
+    component_extractor: Literal["builtin", "llm"] = "builtin"
+    llm_model: str = "gpt-4o-mini"
+    log_queries: bool = True
+
+
+def get_rag_settings() -> RAGSettings:
+    """The ``rag`` section of the process settings, or the defaults while it is not wired in."""
+    from costeer_lab.settings import get_settings
+
+    section = getattr(get_settings(), "rag", None)
+    return section if isinstance(section, RAGSettings) else RAGSettings()

@@ -1,0 +1,199 @@
+"""Execute every notebook end to end on a tiny real experiment and check what it produced."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from costeer_lab.experiment import load_results
+from costeer_lab.knowledge import kb_stats
+from costeer_lab.store import SQLiteStore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+NOTEBOOKS = (
+    "01_evolution_experiment.ipynb",
+    "02_knowledge_graph.ipynb",
+    "03_metrics_and_dashboard.ipynb",
+)
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+
+
+def mime_count(nb: nbformat.NotebookNode, mime: str) -> int:
+    return sum(1 for o in outputs(nb) if mime in o.get("data", {}))
+
+
+def stdout_text(nb: nbformat.NotebookNode) -> str:
+    return "".join(
+        o["text"] for o in outputs(nb) if o["output_type"] == "stream" and o["name"] == "stdout"
+    )
+
+
+def assert_no_errors(nb: nbformat.NotebookNode) -> None:
+    errors = [o for o in outputs(nb) if o["output_type"] == "error"]
+    assert errors == [], [f"{e['ename']}: {e['evalue']}" for e in errors]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_is_saved_without_outputs(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.outputs == [] and c.execution_count is None for c in code)
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1 and code.index(tagged[0]) == 0  # papermill parameters come first
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+def test_01_runs_the_experiment_and_writes_results_and_report(tiny_run: Any) -> None:
+    assert_no_errors(tiny_run.notebook)
+    out = tiny_run.out_dir
+    spec = json.loads((out / "spec.json").read_text(encoding="utf-8"))
+    assert spec["tasks"]["limit"] == 3 and spec["seeds"] == [0] and spec["max_loop"] == 2
+    assert [a["name"] for a in spec["arms"]] == ["no_knowledge", "rag_v1", "rag_v2"]
+    assert sorted(p.name for p in (out / "kb").glob("*.db")) == [
+        "no_knowledge-seed0.db",
+        "rag_v1-seed0.db",
+        "rag_v2-seed0.db",
+    ]
+
+    results = load_results(out / "results.parquet")
+    assert set(results["arm"]) == {"no_knowledge", "rag_v1", "rag_v2"}
+    assert set(results["seed"]) == {0}
+    assert set(results["task_id"]) == set(spec["tasks"]["ids"]) and len(spec["tasks"]["ids"]) == 3
+    assert results["attempt"].between(1, 2).all()
+    assert (results.loc[results["arm"] == "no_knowledge", "retrieved"] == "{}").all()
+    assert (results.loc[results["arm"] == "rag_v2", "retrieved"] != "{}").any()
+
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<h1>costeer_lab experiment: notebook-evolution</h1>" in report
+    assert "Arms: no_knowledge, rag_v1, rag_v2" in report
+    # success curve and hit rate are displayed inline, the summary as an HTML table
+    assert mime_count(tiny_run.notebook, "image/png") == 2
+    assert mime_count(tiny_run.notebook, "text/html") >= 3
+    assert f"wrote {out / 'results.parquet'}" in stdout_text(tiny_run.notebook)
+    # nothing was written into the kernel's working directory
+    assert list(tiny_run.cwd.iterdir()) == []
+
+
+def test_02_draws_and_exports_the_knowledge_graph(
+    tiny_run: Any, run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    fallback = tmp_path / "fallback"
+    before = sorted(p.name for p in NOTEBOOKS_DIR.iterdir())
+    # started from notebooks/ without COSTEER_LAB_REPO_ROOT: the repo root is found by walking up
+    nb = run_notebook(
+        "02_knowledge_graph.ipynb",
+        cwd=NOTEBOOKS_DIR,
+        env={
+            "COSTEER_LAB_NB_OUT_DIR": str(tiny_run.out_dir),
+            "COSTEER_LAB_NB_KG_FALLBACK_DIR": str(fallback),
+        },
+    )
+    assert_no_errors(nb)
+    assert sorted(p.name for p in NOTEBOOKS_DIR.iterdir()) == before
+    assert not fallback.exists()  # the run's own knowledge base was used
+    assert f"repo root: {REPO_ROOT}" in stdout_text(nb)
+
+    page = (tiny_run.out_dir / "knowledge_graph_rag_v2-seed0.html").read_text(encoding="utf-8")
+    assert "<h1>Knowledge graph of rag_v2, seed 0 (notebook-evolution)</h1>" in page
+    store = SQLiteStore(tiny_run.out_dir / "kb" / "rag_v2-seed0.db")
+    try:
+        stats = kb_stats(store)
+    finally:
+        store.close()
+    n_nodes = sum(v for k, v in stats.items() if k.startswith("nodes."))
+    assert f"<p>{n_nodes} nodes, {stats['edges']} edges.</p>" in page
+    assert page.count("<tr><td>") == min(n_nodes, 1000)  # one table row per node
+    assert stats["nodes.task_trace"] >= 1 and stats["nodes.task_success_implement"] >= 1
+    # whole graph + neighbourhood drawings, similarity tables for the 3 queries + components
+    assert mime_count(nb, "image/png") == 2
+    text = stdout_text(nb)
+    assert text.count("query: ") == 3
+    assert re.search(r"focus: alpha158/\S+ \(\d+ trace\(s\)\)", text)
+    assert "error node(s)" in text or "hit no recognised error" in text
+
+
+def test_02_runs_a_tiny_experiment_when_the_run_has_no_knowledge_base(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    fallback = tmp_path / "fallback"
+    nb = run_notebook(
+        "02_knowledge_graph.ipynb",
+        cwd=tmp_path,
+        env={
+            "COSTEER_LAB_NB_OUT_DIR": str(tmp_path / "no-such-run"),
+            "COSTEER_LAB_NB_KG_FALLBACK_DIR": str(fallback),
+            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
+        },
+    )
+    assert_no_errors(nb)
+    assert "running a tiny experiment" in stdout_text(nb)
+    assert (fallback / "kb" / "rag_v2-seed0.db").is_file()
+    assert (fallback / "knowledge_graph_rag_v2-seed0.html").is_file()
+    assert set(load_results(fallback)["arm"]) == {"rag_v2"}
+
+
+def test_03_metrics_and_dashboard(
+    tiny_run: Any, run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    fallback = tmp_path / "fallback"
+    nb = run_notebook(
+        "03_metrics_and_dashboard.ipynb",
+        cwd=tmp_path,
+        env={
+            "COSTEER_LAB_NB_OUT_DIR": str(tiny_run.out_dir),
+            "COSTEER_LAB_NB_FALLBACK_DIR": str(fallback),
+            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
+        },
+    )
+    assert_no_errors(nb)
+    assert not fallback.exists()
+    text = stdout_text(nb)
+    assert f"{tiny_run.out_dir}: " in text and "arms ['no_knowledge', 'rag_v1', 'rag_v2']" in text
+    # hit rate, knowledge usage (one per knowledge arm), lift, success curve, kb growth, attempts
+    assert mime_count(nb, "image/png") == 7
+    usage_tables = [
+        o["data"]["text/plain"]
+        for o in outputs(nb)
+        if "text/plain" in o.get("data", {}) and "success_when_used" in o["data"]["text/plain"]
+    ]
+    # knowledge items are named after their tasks (looked up in the arms' knowledge bases)
+    assert len(usage_tables) == 1 and "seed alpha158/" in usage_tables[0]
+    assert mime_count(nb, WIDGET_MIME) == 1  # the dashboard
+    assert "showing 'knowledge usage' for 'rag_v2'" in text
+    lift_tables = [
+        o["data"]["text/plain"]
+        for o in outputs(nb)
+        if "text/plain" in o.get("data", {}) and "baseline_success" in o["data"]["text/plain"]
+    ]
+    assert len(lift_tables) == 1 and "rag_v1" in lift_tables[0] and "rag_v2" in lift_tables[0]
+
+
+def test_03_runs_a_tiny_experiment_when_there_are_no_results(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    fallback = tmp_path / "fallback"
+    nb = run_notebook(
+        "03_metrics_and_dashboard.ipynb",
+        cwd=tmp_path,
+        env={
+            "COSTEER_LAB_NB_OUT_DIR": str(tmp_path / "no-such-run"),
+            "COSTEER_LAB_NB_FALLBACK_DIR": str(fallback),
+            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
+        },
+    )
+    assert_no_errors(nb)
+    assert f"running a tiny experiment into {fallback}" in stdout_text(nb)
+    assert set(load_results(fallback)["arm"]) == {"no_knowledge", "rag_v1", "rag_v2"}
+    assert mime_count(nb, WIDGET_MIME) == 1
