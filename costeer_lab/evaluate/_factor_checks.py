@@ -139,17 +139,41 @@ def _equal_ratio(cand: pd.Series, truth: pd.Series, s: EvaluatorSettings) -> flo
     return float((both_nan | close).mean()) if len(t) else 0.0
 
 
+def _cross_sectional_ranks(
+    values: np.ndarray, dates: np.ndarray, insts: np.ndarray | None
+) -> np.ndarray:
+    """Average ranks (1-based, ties share the mean rank) of ``values`` within each date.
+
+    With instrument codes (a unique index) the values are laid out as a dates × instruments
+    matrix and ranked row-wise, about four times faster than a group-by rank, which is the
+    fallback.
+    """
+    if insts is None:
+        return pd.Series(values).groupby(dates).rank().to_numpy()
+    matrix = np.full((int(dates.max()) + 1, int(insts.max()) + 1), np.nan)
+    matrix[dates, insts] = values
+    ranked = pd.DataFrame(matrix).rank(axis=1).to_numpy()
+    return ranked[dates, insts]
+
+
 def _mean_ic(cand: pd.Series, truth: pd.Series, min_n: int, rank: bool) -> tuple[float, int]:
     """Mean over dates of the cross-sectional Pearson (or Spearman) correlation."""
     c, t = cand.to_numpy(dtype=float), truth.to_numpy(dtype=float)
-    codes, _ = pd.factorize(truth.index.get_level_values("datetime"))
+    index = truth.index
+    insts: np.ndarray | None = None
+    if isinstance(index, pd.MultiIndex) and index.is_unique:
+        codes = np.asarray(index.codes[index.names.index("datetime")])
+        insts = np.asarray(index.codes[index.names.index("instrument")])
+    else:
+        codes, _ = pd.factorize(index.get_level_values("datetime"))
     keep = np.isfinite(c) & np.isfinite(t)
     c, t, codes = c[keep], t[keep], codes[keep]
     if not len(c):
         return math.nan, 0
     if rank:
-        c = pd.Series(c).groupby(codes).rank().to_numpy()
-        t = pd.Series(t).groupby(codes).rank().to_numpy()
+        insts = None if insts is None else insts[keep]
+        c = _cross_sectional_ranks(c, codes, insts)
+        t = _cross_sectional_ranks(t, codes, insts)
     size = int(codes.max()) + 1
     n = np.bincount(codes, minlength=size).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -159,10 +159,8 @@ _MAIN = """
 
 def main():
     panel = pd.read_parquet("daily_pv.parquet")
-    pieces = [
-        compute(rows.sort_index(level="datetime"))
-        for _, rows in panel.groupby(level="instrument", sort=False)
-    ]
+    by_instrument = panel.sort_index(level=["instrument", "datetime"])  # each group by date
+    pieces = [compute(rows) for _, rows in by_instrument.groupby(level="instrument", sort=False)]
     factor = pd.concat(pieces).reindex(panel.index)
     factor = factor.where(panel["close"].notna())  # NaN on suspended days
     factor.to_frame(NAME).to_parquet("result.parquet")

@@ -92,13 +92,23 @@ def test_metrics_of_identical_negated_and_partial_candidates() -> None:
     st.integers(2, 12),
     st.integers(0, 2**31),
     st.floats(0.0, 0.4),
+    st.booleans(),
+    st.booleans(),
 )
 def test_mean_ic_matches_a_pandas_reference(
-    n: int, days: int, seed: int, nan_share: float
+    n: int, days: int, seed: int, nan_share: float, ties: bool, shuffled: bool
 ) -> None:
+    """Both the dates × instruments layout (unique index) and the group-by fallback
+    (duplicated rows) against per-date pandas correlations, with and without ties."""
     rng = np.random.default_rng(seed)
     truth = frame(rng.normal(size=n * days), days=days, n=n)["f"]
     cand = truth + rng.normal(scale=rng.uniform(0.01, 3.0), size=len(truth))
+    if ties:
+        truth, cand = truth.round(0), cand.round(0)
+    if shuffled:  # rows out of order, one duplicated: the group-by fallback
+        order = rng.permutation(len(truth))
+        order = np.append(order, order[0])
+        truth, cand = truth.iloc[order], cand.iloc[order]
     cand[rng.random(len(cand)) < nan_share] = np.nan
     got, used = _mean_ic(cand, truth, 3, rank=False)
     both = pd.DataFrame({"c": cand, "t": truth}).dropna()
