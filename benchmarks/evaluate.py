@@ -1,17 +1,23 @@
 """Evaluations per second through the sandbox against a plain subprocess per evaluation.
 
-Three cases, each run sequentially through both paths in the same process, alternating call by
-call so that both paths see the same machine load:
+Three cases, each run through every path in the same process, alternating call by call so
+that all paths see the same machine load:
 
 * ``print``: a one-line script — the pure per-run overhead.
 * ``pandas-script``: reads a Parquet panel, group-by rolling mean, writes a Parquet result.
 * ``alpha158``: :class:`FactorEvaluator` evaluations of Alpha158 ground-truth implementations
-  (candidate execution + result checks against the cached truth). Both paths run the same
+  (candidate execution + result checks against the cached truth). All paths run the same
   evaluator; only the runner differs.
 
-A third path, :class:`InProcessRunner` (trusted code run inside this process: no isolation,
-no process at all), is the floor: ``ceiling_ratio`` is the speed-up a sandbox with zero
-overhead would reach, and ``sandbox_overhead_mean`` what the isolation costs per run.
+The paths: ``sandbox`` (the default :class:`Sandbox`), ``cold`` (a sandbox whose waiting
+children skip their idle-time warm-up, ``SandboxSettings(warm_spares=False)``), ``subprocess``
+(the baseline) and ``inprocess`` (:class:`InProcessRunner`: trusted code run inside this
+process, no isolation and no process at all — the floor: ``ceiling_ratio`` is the speed-up a
+sandbox with zero overhead would reach, ``sandbox_overhead_mean`` what the isolation costs).
+
+Interleaving hands the sandbox's waiting child the idle time of the other paths' calls, which
+its warm-up uses; ``alpha158 back-to-back`` therefore repeats the alpha158 case with each path
+running all its evaluations in a row (twice, in turn), as a user evaluating many tasks would.
 
 The baseline writes the workspace and copies the inputs into a temporary directory and calls
 ``subprocess.run([sys.executable, main.py])`` there, then reads the output files back.
@@ -32,7 +38,14 @@ from dataclasses import dataclass, field
 
 from benchmarks._common import Results, finish, parse_args, percentile
 from costeer_lab import Workspace
-from costeer_lab.evaluate import FactorEvaluator, InProcessRunner, Limits, Runner, Sandbox
+from costeer_lab.evaluate import (
+    FactorEvaluator,
+    InProcessRunner,
+    Limits,
+    Runner,
+    Sandbox,
+    SandboxSettings,
+)
 
 PANDAS_SCRIPT = """\
 import pandas as pd
@@ -104,35 +117,56 @@ def _time_interleaved(paths: Sequence[Sequence[Callable[[], bool]]]) -> list[lis
     times: list[list[float]] = [[] for _ in paths]
     for calls in zip(*paths, strict=True):
         for side, call in enumerate(calls):
-            start = time.perf_counter()
-            if not call():
-                raise RuntimeError(f"path {side} failed a run; the comparison would be unfair")
-            times[side].append(time.perf_counter() - start)
+            times[side].append(_timed(call, side))
     return times
+
+
+def _time_blocks(paths: Sequence[Sequence[Callable[[], bool]]]) -> list[list[float]]:
+    """Run each path's calls back to back (all of a, all of b, …), twice in turn, as a user
+    evaluating many tasks in a row would: a sandbox child gets no idle time between calls
+    here, while interleaving gives its warm-up the other paths' time."""
+    times: list[list[float]] = [[] for _ in paths]
+    for _ in range(2):
+        for side, calls in enumerate(paths):
+            times[side].extend(_timed(call, side) for call in calls)
+    return times
+
+
+def _timed(call: Callable[[], bool], side: int) -> float:
+    start = time.perf_counter()
+    if not call():
+        raise RuntimeError(f"path {side} failed a run; the comparison would be unfair")
+    return time.perf_counter() - start
+
+
+Timer = Callable[[Sequence[Sequence[Callable[[], bool]]]], list[list[float]]]
 
 
 def _compare(
     results: Results,
     case: str,
-    sandbox_calls: Sequence[Callable[[], bool]],
-    plain_calls: Sequence[Callable[[], bool]],
-    inprocess_calls: Sequence[Callable[[], bool]],
+    paths: Mapping[str, Sequence[Callable[[], bool]]],
+    timer: Timer = _time_interleaved,
 ) -> None:
-    """Time the three paths; the in-process path (trusted code, no isolation, no process) is
-    the floor: ``ceiling_ratio`` is the speed-up a zero-overhead sandbox would reach."""
-    for calls in (sandbox_calls, plain_calls, inprocess_calls):
+    """Time the paths ``sandbox``, ``subprocess``, ``inprocess`` and optionally ``cold`` (a
+    sandbox whose waiting children do not warm up). The in-process path (trusted code, no
+    isolation, no process) is the floor: ``ceiling_ratio`` is the speed-up a zero-overhead
+    sandbox would reach."""
+    for calls in paths.values():
         calls[0]()  # warm-up (worker start, page cache, lazy imports of the checks)
-    ours, base, floor = _time_interleaved([sandbox_calls, plain_calls, inprocess_calls])
-    rate = {name: len(t) / sum(t) for name, t in (("s", ours), ("b", base), ("f", floor))}
-    results.add(case, "subprocess_p50", percentile(base, 50) * 1e3, "ms")
-    results.add(case, "sandbox_p50", percentile(ours, 50) * 1e3, "ms")
-    results.add(case, "inprocess_p50", percentile(floor, 50) * 1e3, "ms")
-    results.add(case, "subprocess_rate", rate["b"], "evals/s")
-    results.add(case, "sandbox_rate", rate["s"], "evals/s")
-    overhead = (sum(ours) / len(ours) - sum(floor) / len(floor)) * 1e3
-    results.add(case, "sandbox_overhead_mean", overhead, "ms")
-    results.add_ratio(case, "speedup_ratio", rate["s"], rate["b"])
-    results.add_ratio(case, "ceiling_ratio", rate["f"], rate["b"])
+    times = dict(zip(paths, timer(list(paths.values())), strict=True))
+    rate = {name: len(t) / sum(t) for name, t in times.items()}
+    for name, t in times.items():
+        results.add(case, f"{name}_p50", percentile(t, 50) * 1e3, "ms")
+    for name in times:
+        if name != "inprocess":
+            results.add(case, f"{name}_rate", rate[name], "evals/s")
+    mean = {name: sum(t) / len(t) for name, t in times.items()}
+    results.add(case, "sandbox_overhead_mean", (mean["sandbox"] - mean["inprocess"]) * 1e3, "ms")
+    results.add_ratio(case, "speedup_ratio", rate["sandbox"], rate["subprocess"])
+    if "cold" in rate:
+        results.add_ratio(case, "cold_speedup_ratio", rate["cold"], rate["subprocess"])
+    results.add_ratio(case, "ceiling_ratio", rate["inprocess"], rate["subprocess"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,12 +183,17 @@ def main(argv: list[str] | None = None) -> int:
         inputs = dict(suite.inputs)
         plain = PlainSubprocessRunner()
         trusted = InProcessRunner()
-        with Sandbox(Limits(wall_time_s=120, cpu_time_s=120)) as sandbox:
+        limits = Limits(wall_time_s=120, cpu_time_s=120)
+        cold_settings = SandboxSettings(warm_spares=False)
+        with Sandbox(limits) as sandbox, Sandbox(limits, settings=cold_settings) as cold:
+            runners: dict[str, Runner] = {
+                "sandbox": sandbox, "subprocess": plain, "inprocess": trusted, "cold": cold
+            }  # fmt: skip
             trivial = Workspace({"main.py": "print(1)"})
             _compare(
                 results,
                 "print",
-                *[[lambda r=r: r.run(trivial).ok] * n_runs for r in (sandbox, plain, trusted)],
+                {name: [lambda r=r: r.run(trivial).ok] * n_runs for name, r in runners.items()},
             )
             script = Workspace({"main.py": PANDAS_SCRIPT})
             collect = ["result.parquet"]
@@ -165,25 +204,30 @@ def main(argv: list[str] | None = None) -> int:
             _compare(
                 results,
                 f"pandas-script {n_inst}x{n_days}",
-                *[[script_run(r)] * n_runs for r in (sandbox, plain, trusted)],
+                {name: [script_run(r)] * n_runs for name, r in runners.items()},
             )
             tasks = suite.tasks[:: max(1, len(suite.tasks) // n_tasks)][:n_tasks]
             gts = {t.id: suite.ground_truth(t.id) for t in tasks}
-            evaluators = [
-                FactorEvaluator(inputs, runner=r, gt_runner="inprocess")
-                for r in (sandbox, plain, trusted)
-            ]
+            evaluators = {
+                name: FactorEvaluator(inputs, runner=r, gt_runner="inprocess")
+                for name, r in runners.items()
+            }
             for t in tasks:  # the truth is cached per process: compute it before timing
-                evaluators[0].ground_truth_result(gts[t.id])
+                evaluators["sandbox"].ground_truth_result(gts[t.id])
 
             def evaluation(ev: FactorEvaluator, task_id: str) -> Callable[[], bool]:
                 task = suite.task(task_id)
                 return lambda: ev.evaluate(task, gts[task_id], gts[task_id]).succeeded
 
+            paths = {
+                name: [evaluation(ev, t.id) for t in tasks] for name, ev in evaluators.items()
+            }
+            _compare(results, f"alpha158 {len(tasks)} tasks {n_inst}x{n_days}", paths)
             _compare(
                 results,
-                f"alpha158 {len(tasks)} tasks {n_inst}x{n_days}",
-                *[[evaluation(ev, t.id) for t in tasks] for ev in evaluators],
+                f"alpha158 back-to-back {len(tasks)} tasks {n_inst}x{n_days}",
+                paths,
+                timer=_time_blocks,
             )
     return finish(results, args)
 

@@ -152,8 +152,9 @@ def _cross_sectional_ranks(
         return pd.Series(values).groupby(dates).rank().to_numpy()
     matrix = np.full((int(dates.max()) + 1, int(insts.max()) + 1), np.nan)
     matrix[dates, insts] = values
-    ranked = pd.DataFrame(matrix).rank(axis=1).to_numpy()
-    return ranked[dates, insts]
+    ranked: np.ndarray = pd.DataFrame(matrix).rank(axis=1).to_numpy()
+    out: np.ndarray = ranked[dates, insts]
+    return out
 
 
 def _mean_ic(cand: pd.Series, truth: pd.Series, min_n: int, rank: bool) -> tuple[float, int]:
@@ -161,11 +162,12 @@ def _mean_ic(cand: pd.Series, truth: pd.Series, min_n: int, rank: bool) -> tuple
     c, t = cand.to_numpy(dtype=float), truth.to_numpy(dtype=float)
     index = truth.index
     insts: np.ndarray | None = None
+    codes: np.ndarray
     if isinstance(index, pd.MultiIndex) and index.is_unique:
-        codes = np.asarray(index.codes[index.names.index("datetime")])
-        insts = np.asarray(index.codes[index.names.index("instrument")])
+        codes = np.asarray(index.codes[index.names.index("datetime")], dtype=np.int64)
+        insts = np.asarray(index.codes[index.names.index("instrument")], dtype=np.int64)
     else:
-        codes, _ = pd.factorize(index.get_level_values("datetime"))
+        codes = pd.factorize(index.get_level_values("datetime"))[0].astype(np.int64)
     keep = np.isfinite(c) & np.isfinite(t)
     c, t, codes = c[keep], t[keep], codes[keep]
     if not len(c):

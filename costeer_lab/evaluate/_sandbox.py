@@ -96,6 +96,7 @@ class Sandbox:
             "uid_base": self.settings.uid_base,
             "uid_slots": self.settings.uid_slots,
             "lock_dir": self.settings.lock_dir,
+            "warm_spares": self.settings.warm_spares,
             "needed_paths": sorted(needed),
         }
 

@@ -29,6 +29,7 @@ from costeer_lab.evaluate._sandbox_ns import (
     prctl,
     setns,
 )
+from costeer_lab.evaluate._warm import idle_warm_up
 
 __all__ = ["DONE_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
 
@@ -70,7 +71,12 @@ def _give_tree(work_dir: str, uid: int, read_only: set[str]) -> None:
             os.chown(path, uid, uid, follow_symlinks=False)
 
 
-def _set_limits(limits: Mapping[str, Any], uid: int | None) -> None:
+def _cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -> None:
     def cap(kind: int, soft: int, hard: int | None = None) -> None:
         _, old_hard = resource.getrlimit(kind)
         hard = soft if hard is None else hard
@@ -78,7 +84,8 @@ def _set_limits(limits: Mapping[str, Any], uid: int | None) -> None:
             soft, hard = min(soft, old_hard), min(hard, old_hard)
         resource.setrlimit(kind, (soft, hard))
 
-    cpu = max(1, math.ceil(float(limits["cpu_time_s"])))
+    cpu = max(1, math.ceil(float(limits["cpu_time_s"]) + cpu_before))  # RLIMIT_CPU counts
+    # the process's whole life, including the warm-up before the run
     cap(resource.RLIMIT_CPU, cpu, cpu + 1)
     cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     cap(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * _MB)
@@ -114,7 +121,9 @@ def _prepare_python(main: str, work_dir: str, env: Mapping[str, str]) -> None:
         setattr(sys, f"__{name}__", getattr(sys, name))
 
 
-def _setup(req: Mapping[str, Any], worker_pid: int, host_netns_fd: int | None) -> None:
+def _setup(
+    req: Mapping[str, Any], worker_pid: int, host_netns_fd: int | None, cpu_before: float
+) -> None:
     _reset_signals()
     os.setsid()
     limits = req["limits"]
@@ -125,7 +134,7 @@ def _setup(req: Mapping[str, Any], worker_pid: int, host_netns_fd: int | None) -
     if uid is not None:
         _give_tree(req["work_dir"], uid, set(req.get("read_only", ())))
     os.chdir(req["work_dir"])
-    _set_limits(limits, uid)
+    _set_limits(limits, uid, cpu_before)
     if uid is not None:
         _drop_privileges(uid)
     try:  # after the uid change, which clears the parent-death signal
@@ -175,9 +184,10 @@ def run_child(
 ) -> NoReturn:
     """Set up isolation for request ``req`` and execute its main file as ``__main__``."""
     code = 1
+    cpu_before = _cpu_used()  # the spare's warm-up is not the run's
     try:
         try:
-            _setup(req, worker_pid, host_netns_fd)
+            _setup(req, worker_pid, host_netns_fd, cpu_before)
         except BaseException as exc:
             os.write(status_fd, f"sandbox set-up failed: {exc!r}".encode()[:4000])
             os._exit(SETUP_FAILED_EXIT)
@@ -203,7 +213,7 @@ def run_child(
         if os.getpid() == main_pid:  # not in a process the candidate forked
             with contextlib.suppress(BaseException):
                 usage = resource.getrusage(resource.RUSAGE_SELF)
-                cpu = usage.ru_utime + usage.ru_stime
+                cpu = usage.ru_utime + usage.ru_stime - cpu_before
                 line = f"{cpu:.6f} {usage.ru_maxrss} {code & 0xFF}\n".encode()
                 os.write(status_fd, DONE_MARK + line)
     finally:
@@ -211,10 +221,17 @@ def run_child(
 
 
 def wait_and_run(
-    req_fd: int, status_fd: int, worker_pid: int, host_netns_fd: int | None, keep: set[int | None]
+    req_fd: int,
+    status_fd: int,
+    worker_pid: int,
+    host_netns_fd: int | None,
+    keep: set[int | None],
+    *,
+    warm: bool = True,
 ) -> NoReturn:
-    """Body of a pre-forked spare child: drop the worker's descriptors, wait for the request
-    (read to EOF), then :func:`run_child` it; exit quietly when the worker closes the pipe."""
+    """Body of a pre-forked spare child: drop the worker's descriptors, warm up while idle
+    (``warm``, see :mod:`._warm`), wait for the request (read to EOF), then :func:`run_child`
+    it; exit quietly when the worker closes the pipe."""
     try:
         for name in os.listdir("/proc/self/fd"):
             fd = int(name)
@@ -223,6 +240,8 @@ def wait_and_run(
                     os.close(fd)
         with contextlib.suppress(OSError):
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if warm:
+            idle_warm_up(req_fd)
         chunks = []
         while chunk := os.read(req_fd, 1 << 16):
             chunks.append(chunk)

@@ -39,6 +39,7 @@ from costeer_lab.evaluate._sandbox_ns import (
     prctl,
     sweep_uid,
 )
+from costeer_lab.evaluate._warm import run_steps
 
 __all__ = ["main"]
 
@@ -191,6 +192,9 @@ class _Worker:
         )
         self.runs[pid] = run
         self.sel.register(status_r, selectors.EVENT_READ, run)
+        # Fork the next child now: it warms up on an idle core while this run executes.
+        with contextlib.suppress(OSError):
+            self.spare = self._fork_spare()
 
     def _fork_spare(self) -> tuple[int, int, int]:
         """Fork a child that waits for its request: ``(pid, request_fd, status_fd)``."""
@@ -201,7 +205,8 @@ class _Worker:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             keep = {req_r, status_w, self.host_netns_fd}
-            wait_and_run(req_r, status_w, self.pid, self.host_netns_fd, keep)
+            warm = bool(self.config.get("warm_spares", True))
+            wait_and_run(req_r, status_w, self.pid, self.host_netns_fd, keep, warm=warm)
         os.close(req_r)
         os.close(status_w)
         os.set_blocking(status_r, False)
@@ -294,7 +299,7 @@ class _Worker:
                 "error": error,
             }
         )
-        if self.spare is None:  # fork the next child now, while the caller reads the result
+        if self.spare is None:  # e.g. the fork at the start of the run failed
             with contextlib.suppress(OSError):
                 self.spare = self._fork_spare()
 
@@ -362,18 +367,10 @@ class _Worker:
 
 
 def _warm_pandas(errors: dict[str, str]) -> None:
-    """Exercise pandas once (Parquet round trip, group-by rolling) so the lazy imports and
-    first-call set-up happen here, once, instead of in every forked run."""
-    import io
-
-    import pandas as pd
-
+    """Run the warm-up workload once (Parquet round trip, per-instrument rolling operators) so
+    the lazy imports and first-call set-up happen here, once, instead of in every forked run."""
     try:
-        frame = pd.DataFrame({"g": [0, 0, 1, 1], "x": [1.0, 2.0, 3.0, 4.0]})
-        frame["y"] = frame.groupby("g")["x"].transform(lambda s: s.rolling(2, 1).mean())
-        buffer = io.BytesIO()
-        frame.set_index(["g"]).to_parquet(buffer)
-        pd.read_parquet(io.BytesIO(buffer.getvalue()))
+        run_steps(lambda: False)
     except Exception as exc:  # no Parquet engine: still a usable worker
         errors["pandas-warm-up"] = repr(exc)
 
