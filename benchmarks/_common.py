@@ -241,12 +241,17 @@ class Results:
         print(self.table(), file=out)
 
     def write_json(self, path: str | Path, machine: dict[str, Any] | None = None) -> None:
-        """Write :meth:`to_dict` to ``path`` (``"-"``: stdout)."""
+        """Write :meth:`to_dict` to ``path`` (``"-"``: stdout), creating its directory; the
+        file appears whole or not at all (temporary file, then rename)."""
         text = json.dumps(self.to_dict(machine), indent=2, allow_nan=False)
         if str(path) == "-":
             sys.stdout.write(text + "\n")
-        else:
-            Path(path).write_text(text + "\n")
+            return
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        partial.write_text(text + "\n")
+        os.replace(partial, target)
 
 
 def _fmt(value: float) -> str:

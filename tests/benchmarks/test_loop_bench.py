@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_loop_benchmark_json_shape(tmp_path: Path) -> None:
-    out = tmp_path / "loop.json"
+    out = tmp_path / "not-yet" / "loop.json"  # the directory is created
     proc = subprocess.run(
         [
             sys.executable,
