@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -156,11 +157,12 @@ def run_arm(
 
 
 @contextmanager
-def _executors(spec: ExperimentSpec) -> Iterator[tuple[Any, Any]]:
+def _coder_executor(spec: ExperimentSpec) -> Iterator[Executor]:
+    """The executor the coders run on (from ``spec.parallelism``), shut down on exit."""
     p = spec.parallelism
     executor = make_executor(p.executor, p.workers, address=p.dask_address)
     try:
-        yield executor, None
+        yield executor
     finally:
         executor.shutdown(wait=True)
 
@@ -208,7 +210,7 @@ def run_experiment(
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
-        with _executors(spec) as (executor, _):
+        with _coder_executor(spec) as executor:
             for arm in spec.arms:
                 for seed in spec.seeds:
                     rows += run_arm(
