@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
+from costeer_lab.evaluate._sandbox_fs import mask_run_dirs
 
 __all__ = ["Evaluator", "InProcessOutcome", "InProcessRunner", "RunOutcome", "Runner"]
 
@@ -160,8 +161,8 @@ class InProcessRunner:
             outputs = {n: (root / n).read_bytes() for n in collect if (root / n).is_file()}
             return InProcessOutcome(
                 returncode=code,
-                stdout=out.getvalue(),
-                stderr=err.getvalue(),
+                stdout=mask_run_dirs(out.getvalue(), root),
+                stderr=mask_run_dirs(err.getvalue(), root),
                 duration_s=time.perf_counter() - start,
                 outputs=outputs,
             )

@@ -28,6 +28,7 @@ from costeer_lab.evaluate._limits import Limits, SandboxResult
 from costeer_lab.evaluate._sandbox_fs import (
     WorkspaceWriteError,
     collect_outputs,
+    mask_run_dirs,
     prepare_run_dir,
     read_capped,
     safe_relpath,
@@ -233,6 +234,7 @@ def _result(
 ) -> SandboxResult:
     stdout, cut_out = read_capped(run_dir / "stdout", lim.max_output_bytes)
     stderr, cut_err = read_capped(run_dir / "stderr", lim.max_output_bytes)
+    stdout, stderr = (mask_run_dirs(text, work, run_dir) for text in (stdout, stderr))
     outputs, problems = collect_outputs(work, collect, lim.max_file_mb * 1024 * 1024)
     code: int | None = answer["returncode"]
     sig: int | None = answer["signal"]

@@ -23,12 +23,36 @@ from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
 
 __all__ = [
+    "WORKDIR_MARK",
     "WorkspaceWriteError",
     "collect_outputs",
+    "mask_run_dirs",
     "prepare_run_dir",
     "read_capped",
     "safe_relpath",
 ]
+
+
+#: What the run's temporary directory is shown as in captured output.
+WORKDIR_MARK = "<workdir>"
+
+
+def mask_run_dirs(text: str, work: Path, *others: Path) -> str:
+    """Replace the run's temporary directories in captured output (tracebacks name files by
+    absolute path) with :data:`WORKDIR_MARK`: feedback text becomes knowledge content and LLM
+    prompts, so the same code must give the same text in every run.
+
+    Example:
+        >>> work = Path("/tmp/costeer-sbx-x1/work")
+        >>> mask_run_dirs('File "/tmp/costeer-sbx-x1/work/main.py", line 3', work)
+        'File "<workdir>/main.py", line 3'
+    """
+    if not text:
+        return text
+    for directory in (work, *others):
+        for form in dict.fromkeys((str(directory), os.path.realpath(directory))):
+            text = text.replace(form, WORKDIR_MARK)
+    return text
 
 
 class WorkspaceWriteError(Exception):

@@ -14,7 +14,14 @@ import pytest
 
 from costeer_lab import Workspace
 from costeer_lab.errors import InvalidInputError, SandboxError
-from costeer_lab.evaluate import Limits, Sandbox, SandboxResult, SandboxSettings, shared_sandbox
+from costeer_lab.evaluate import (
+    InProcessRunner,
+    Limits,
+    Sandbox,
+    SandboxResult,
+    SandboxSettings,
+    shared_sandbox,
+)
 
 IS_ROOT = os.geteuid() == 0
 
@@ -136,8 +143,9 @@ def test_hash_seed_is_deterministic(sandbox: Sandbox) -> None:
 
 
 def test_run_directories_are_removed(sandbox: Sandbox, tmp_path: Path) -> None:
-    result = sandbox.run(ws("import os; print(os.path.dirname(os.getcwd()))"))
-    run_dir = Path(result.stdout.strip())
+    # hex: the output shows the run directory itself as <workdir>
+    result = sandbox.run(ws("import os; print(os.path.dirname(os.getcwd()).encode().hex())"))
+    run_dir = Path(bytes.fromhex(result.stdout.strip()).decode())
     assert run_dir.name.startswith("costeer-sbx-")
     assert not run_dir.exists()
 
@@ -234,3 +242,15 @@ def test_a_hung_worker_is_replaced() -> None:
         after = sb.run(ws("print('after')"))
         assert after.ok and after.stdout == "after\n"
         assert sb.worker_pid != first_pid
+
+
+def test_output_names_the_run_directory_the_same_way_every_time(sandbox: Sandbox) -> None:
+    """Tracebacks name files by absolute path; the run's temporary directory is shown as
+    ``<workdir>`` so the same code gives the same feedback text (knowledge content, prompts)."""
+    code = "import os\nprint(os.getcwd())\nraise ValueError('bad')\n"
+    results = [runner.run(ws(code)) for runner in (sandbox, sandbox, InProcessRunner())]
+    for result in results:
+        assert result.stdout == "<workdir>\n"
+        assert 'File "<workdir>/main.py", line 3' in result.stderr, result.stderr
+        assert "costeer-sbx-" not in result.stderr and "costeer_inproc_" not in result.stderr
+    assert results[0].stderr == results[1].stderr
