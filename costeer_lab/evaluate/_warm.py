@@ -14,13 +14,14 @@ state and no random state behind.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
 import sys
 from collections.abc import Callable, Iterator
 
-__all__ = ["idle_warm_up", "warm_up_steps"]
+__all__ = ["idle_warm_up", "run_steps", "warm_up_steps"]
 
 
 def warm_up_steps() -> Iterator[None]:
@@ -86,5 +87,6 @@ def idle_warm_up(request_fd: int, rounds: int = 2, delay_s: float = 0.02) -> Non
         run_steps(request_waiting, rounds)
     except Exception:  # a warm-up problem must never cost a run
         pass
-    finally:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    finally:  # root may always leave SCHED_IDLE; should it fail, the run still runs, slower
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
