@@ -9,6 +9,7 @@ from typing import Any
 from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.embed import BaseEmbedder
 from costeer_lab.index import VectorCollection
+from costeer_lab.knowledge._kb_records import GROUND_TRUTH, SELF_EARNED
 from costeer_lab.store import BaseStore
 
 __all__ = ["KB1_KIND", "KnowledgeBaseV1"]
@@ -62,12 +63,10 @@ class KnowledgeBaseV1:
             runs = prev[2] if prev else set()
             if run:
                 runs.add(run)
-            gt = d["provenance"] == "ground_truth" or (
-                prev is not None and prev[1] == "ground_truth"
-            )
+            gt = d["provenance"] == GROUND_TRUTH or (prev is not None and prev[1] == GROUND_TRUTH)
             self.success[k.task.id] = (
                 prev[0] if prev else k,
-                "ground_truth" if gt else "self",
+                GROUND_TRUTH if gt else SELF_EARNED,
                 runs,
             )
 
@@ -79,15 +78,20 @@ class KnowledgeBaseV1:
         *,
         run_id: str,
         attempt: int,
-        provenance: str = "self",
-        trace: bool = True,
+        provenance: str = SELF_EARNED,
+        with_trace: bool = True,
         knowledge_id: str = "",
     ) -> None:
         """Remember one attempt (one transaction)."""
         key = f"{run_id}\x1f{task.id}\x1f{attempt}"
         kid = knowledge_id or f"kb1:{run_id}:{task.id}:{attempt}"
         k = Knowledge(task, workspace, feedback, id=kid)
-        d = {"run_id": run_id, "knowledge": k.to_dict(), "trace": trace, "provenance": provenance}
+        d = {
+            "run_id": run_id,
+            "knowledge": k.to_dict(),
+            "trace": with_trace,
+            "provenance": provenance,
+        }
         with self.store.transaction():
             self.store.put_record(KB1_KIND, key, d)
             if feedback.succeeded and task.id not in self.success:
@@ -101,13 +105,13 @@ class KnowledgeBaseV1:
                 fb = k.feedback if k.feedback.succeeded else SingleFeedback(final_decision=True)
                 self.record(
                     k.task, k.implementation, fb, run_id="", attempt=0,
-                    provenance="ground_truth", trace=False, knowledge_id=k.id,
+                    provenance=GROUND_TRUTH, with_trace=False, knowledge_id=k.id,
                 )  # fmt: skip
 
     def is_solved(self, task_id: str, *, run_id: str) -> bool:
         """Solved by ground truth or by an attempt of this run."""
         entry = self.success.get(task_id)
-        return entry is not None and (entry[1] == "ground_truth" or run_id in entry[2])
+        return entry is not None and (entry[1] == GROUND_TRUTH or run_id in entry[2])
 
     def similar_successful(
         self, text: str, k: int, *, exclude: str | None = None
