@@ -20,7 +20,7 @@ __all__ = [
     "VectorIndexError",
     "did_you_mean",
 ]
-__all__ += ["LLMError", "ReplayMissError"]
+__all__ += ["LLMError", "ReplayMissError", "IsolationError", "GroundTruthError"]
 
 
 class CosteerLabError(Exception):
@@ -93,3 +93,13 @@ class ReplayMissError(LLMError, LookupError):
 class SandboxError(CosteerLabError):
     """The sandbox itself cannot run code (its worker fails to start). Failures of the code it
     runs are never raised: they are reported in ``SandboxResult``."""
+
+
+class IsolationError(SandboxError):
+    """The isolation untrusted code needs is not available on this machine; the message names
+    the setting that accepts weaker isolation."""
+
+
+class GroundTruthError(CosteerLabError):
+    """A reference implementation failed: an infrastructure error of the experiment, recorded
+    and reported, never shown to a coder as feedback."""

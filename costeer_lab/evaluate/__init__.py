@@ -2,9 +2,8 @@
 
 __all__: list[str] = []
 
-from costeer_lab.evaluate._limits import Limits, SandboxResult
-from costeer_lab.evaluate._sandbox import Sandbox, shared_sandbox
-from costeer_lab.evaluate._sandbox_settings import SandboxSettings
+# The sandbox is its own package; its names stay importable from here for convenience.
+from costeer_lab.sandbox import Limits, Sandbox, SandboxResult, SandboxSettings, shared_sandbox
 
 __all__ += ["Limits", "Sandbox", "SandboxResult", "SandboxSettings", "shared_sandbox"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
-from costeer_lab.evaluate._sandbox_fs import mask_run_dirs
+from costeer_lab.sandbox._fs import mask_run_dirs
 
 __all__ = ["Evaluator", "InProcessOutcome", "InProcessRunner", "RunOutcome", "Runner"]
 

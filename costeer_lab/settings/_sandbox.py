@@ -45,3 +45,11 @@ class SandboxSettings(BaseModel):
     #: Let each pre-forked child run a small pandas warm-up at idle CPU priority while it
     #: waits for its request (root only; about 20 ms less per pandas run, see ``_warm.py``).
     warm_spares: bool = True
+    #: Import names of the libraries runs may import besides the standard library (with
+    #: everything they require); every other installed package is absent from a run's view.
+    #: Evaluators pass their own list (see ``EvaluatorSettings``).
+    packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow")
+    #: Run untrusted code even where the full isolation (user or root namespaces, a private
+    #: filesystem view, a PID namespace per run) cannot be set up. Off: the sandbox refuses
+    #: to start and says why. Results record the isolation every run had.
+    allow_weak_isolation: bool = False

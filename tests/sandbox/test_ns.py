@@ -24,7 +24,7 @@ def test_sweep_kills_every_process_of_the_uid_and_only_those() -> None:
     script = textwrap.dedent(
         f"""
         import os, subprocess, sys, threading, time
-        from costeer_lab.evaluate._sandbox_ns import sweep_uid
+        from costeer_lab.sandbox._ns import sweep_uid
 
         stop = threading.Event()
         helpers = [threading.Thread(target=stop.wait) for _ in range(3)]

@@ -1,9 +1,13 @@
 """The forked child of the sandbox worker: lock itself down, then run the candidate.
 
-:func:`run_child` never returns; it ends the process with ``os._exit``. Order matters: all the
-steps that need root (joining a namespace, opening the capture files in the root-owned run
-directory, handing the work directory to the run user, limits) happen before privileges are
-dropped; the worker's file descriptors are closed last, just before the candidate's code runs.
+:func:`run_child` never returns; it ends the process with ``os._exit``. The child is process 1
+of a PID namespace of its own. Order matters: all the steps that need privileges (joining the
+host network for runs that ask for it, opening the capture files in the run directory, handing
+the work directory to the run user, new mount and IPC namespaces, the filesystem view and
+``chroot``, limits) happen before privileges are dropped — to the run's uid as root, by
+clearing every capability in a user namespace. The status pipe carries set-up errors, or the
+ready line, and is closed with every other inherited descriptor before the candidate's code
+runs: from then on the worker learns the outcome from the kernel only.
 """
 
 from __future__ import annotations
@@ -21,23 +25,29 @@ import traceback
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from costeer_lab.evaluate._sandbox_ns import (
+from costeer_lab.sandbox._ns import (
+    CLONE_NEWIPC,
     CLONE_NEWNET,
+    CLONE_NEWNS,
     PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG,
     count_uid_processes,
+    drop_capabilities,
     prctl,
     setns,
+    unshare,
 )
-from costeer_lab.evaluate._warm import idle_warm_up
+from costeer_lab.sandbox._view import WORK_DIR, enter
+from costeer_lab.sandbox._warm import idle_warm_up
 
-__all__ = ["DONE_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
+__all__ = ["READY_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
 
 #: Exit code of a child whose set-up failed (the reason is written to the status pipe).
 SETUP_FAILED_EXIT = 126
-#: Starts the line ``DONE_MARK cpu_s maxrss_kb exit_code`` the child writes to its status pipe
-#: when the candidate has finished, just before it exits.
-DONE_MARK = b"\x00done "
+#: Starts the line ``READY_MARK cpu_s`` the child writes to its status pipe when set-up is
+#: done, just before it closes the pipe and runs the candidate (``cpu_s``: CPU seconds it used
+#: before, while waiting, which are not the run's).
+READY_MARK = "ready "
 _MB = 1024 * 1024
 
 
@@ -122,29 +132,42 @@ def _prepare_python(main: str, work_dir: str, env: Mapping[str, str]) -> None:
 
 
 def _setup(
-    req: Mapping[str, Any], worker_pid: int, host_netns_fd: int | None, cpu_before: float
-) -> None:
+    req: Mapping[str, Any], host_netns_fd: int | None, view_root: str | None, cpu_before: float
+) -> str:
+    """Lock the process down for request ``req``; return the main file's path as the run sees
+    it."""
     _reset_signals()
     os.setsid()
     limits = req["limits"]
-    if limits["network"] and host_netns_fd is not None:
+    if limits["network"]:
+        if host_netns_fd is None:
+            raise RuntimeError("Limits(network=True) needs a root sandbox (host network handle)")
         setns(host_netns_fd, CLONE_NEWNET)
     _redirect(req["run_dir"])
     uid: int | None = req.get("uid")
+    work_dir: str = req["work_dir"]
     if uid is not None:
-        _give_tree(req["work_dir"], uid, set(req.get("read_only", ())))
-    os.chdir(req["work_dir"])
-    _set_limits(limits, uid, cpu_before)
+        _give_tree(work_dir, uid, set(req.get("read_only", ())))
+    env = dict(req["env"])
+    main = str(req["main"])
+    _set_limits(limits, uid, cpu_before)  # counts the user's processes while /proc is the host's
+    if view_root is not None:
+        unshare(CLONE_NEWNS | CLONE_NEWIPC)
+        enter(view_root, work_dir, int(limits.get("tmp_mb", 256)))
+        main = os.path.join(WORK_DIR, os.path.relpath(main, work_dir))
+        work_dir = WORK_DIR
+        env.update(HOME=WORK_DIR, TMPDIR="/tmp")
+    else:
+        os.chdir(work_dir)
     if uid is not None:
         _drop_privileges(uid)
-    try:  # after the uid change, which clears the parent-death signal
+    elif view_root is not None:  # a user namespace of our own: every capability to give up
+        drop_capabilities()
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    with contextlib.suppress(OSError):  # after the uid change, which clears it
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-    except OSError:
-        pass
-    if os.getppid() != worker_pid:
-        raise RuntimeError("the sandbox worker exited during set-up")
-    _prepare_python(req["main"], req["work_dir"], req["env"])
+    _prepare_python(main, work_dir, env)
+    return main
 
 
 def _exit_code(value: object) -> int:
@@ -180,23 +203,23 @@ def _shut_down_like_python() -> None:
 
 
 def run_child(
-    req: Mapping[str, Any], status_fd: int, worker_pid: int, host_netns_fd: int | None
+    req: Mapping[str, Any], status_fd: int, host_netns_fd: int | None, view_root: str | None
 ) -> NoReturn:
     """Set up isolation for request ``req`` and execute its main file as ``__main__``."""
     code = 1
     cpu_before = _cpu_used()  # the spare's warm-up is not the run's
     try:
         try:
-            _setup(req, worker_pid, host_netns_fd, cpu_before)
+            main = _setup(req, host_netns_fd, view_root, cpu_before)
+            os.write(status_fd, f"{READY_MARK}{cpu_before:.6f}\n".encode())
         except BaseException as exc:
             os.write(status_fd, f"sandbox set-up failed: {exc!r}".encode()[:4000])
             os._exit(SETUP_FAILED_EXIT)
-        os.closerange(3, status_fd)  # keep only the status pipe (close-on-exec)
-        os.closerange(status_fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-        main_pid = os.getpid()
+        # Nothing but the candidate's own stdio stays open: the status pipe closes here.
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         code = 0
         try:
-            runpy.run_path(req["main"], run_name="__main__")
+            runpy.run_path(main, run_name="__main__")
         except SystemExit as exc:
             code = _exit_code(exc.code)
         except BaseException as exc:
@@ -210,12 +233,6 @@ def run_child(
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
-        if os.getpid() == main_pid:  # not in a process the candidate forked
-            with contextlib.suppress(BaseException):
-                usage = resource.getrusage(resource.RUSAGE_SELF)
-                cpu = usage.ru_utime + usage.ru_stime - cpu_before
-                line = f"{cpu:.6f} {usage.ru_maxrss} {code & 0xFF}\n".encode()
-                os.write(status_fd, DONE_MARK + line)
     finally:
         os._exit(code)
 
@@ -223,8 +240,8 @@ def run_child(
 def wait_and_run(
     req_fd: int,
     status_fd: int,
-    worker_pid: int,
     host_netns_fd: int | None,
+    view_root: str | None,
     keep: set[int | None],
     *,
     warm: bool = True,
@@ -233,22 +250,22 @@ def wait_and_run(
     (``warm``, see :mod:`._warm`), wait for the request (read to EOF), then :func:`run_child`
     it; exit quietly when the worker closes the pipe."""
     try:
+        with contextlib.suppress(OSError):
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         for name in os.listdir("/proc/self/fd"):
             fd = int(name)
             if fd > 2 and fd not in keep:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        with contextlib.suppress(OSError):
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if warm:
             idle_warm_up(req_fd)
         chunks = []
         while chunk := os.read(req_fd, 1 << 16):
             chunks.append(chunk)
-        if not chunks or os.getppid() != worker_pid:
+        if not chunks:
             os._exit(0)
         req = json.loads(b"".join(chunks))
         os.close(req_fd)
     except BaseException:
         os._exit(SETUP_FAILED_EXIT)
-    run_child(req, status_fd, worker_pid, host_netns_fd)
+    run_child(req, status_fd, host_netns_fd, view_root)

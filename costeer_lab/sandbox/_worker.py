@@ -1,19 +1,22 @@
 """The sandbox worker: a long-lived, single-threaded server that forks one child per run.
 
-Started by :class:`~costeer_lab.evaluate.Sandbox` (through the small bootstrap in
-``_sandbox_proc.py``, or as ``python -m costeer_lab.evaluate._worker CONFIG_JSON``) with a
-scrubbed environment. It pre-imports numpy/pandas/pyarrow once, moves itself into private
-network and mount namespaces (when root), keeps one child pre-forked, and serves JSON lines on
-stdin/stdout:
+Started by :class:`~costeer_lab.sandbox.Sandbox` through the small bootstrap in ``_proc.py``
+with a scrubbed environment. ``_bootstrap.py`` has already moved it into new mount, PID, IPC and
+network namespaces (through a user namespace when not root). It pre-imports the allowlisted
+libraries once, builds the read-only filesystem view of runs (``_view.py``), keeps one child
+pre-forked, and serves JSON lines on stdin/stdout:
 
 * request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
 * response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
-  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "error"}``
+  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "isolation", "error"}``
 
-When root, each run gets its own unprivileged uid (a slot claimed with ``flock`` so several
-workers on one machine never share one); after the run every process of that uid is killed.
-The worker is a child subreaper, so escaped grandchildren are reparented to it and reaped.
-It exits when stdin closes, killing whatever still runs.
+Every child is forked into a PID namespace of its own, as its process 1: when it exits, the
+kernel kills whatever it started. The outcome of a run comes from the kernel only — the wait
+status and resource usage of ``wait4`` and the worker's own timers. The child's status pipe
+carries set-up errors and is closed before candidate code runs, so nothing the candidate writes
+can change its verdict. When root, each run also gets its own unprivileged uid (a slot claimed
+with ``flock`` so several workers on one machine never share one), swept after the run. The
+worker exits when stdin closes, killing whatever still runs.
 """
 
 from __future__ import annotations
@@ -31,19 +34,23 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from costeer_lab.evaluate._sandbox_child import DONE_MARK, SETUP_FAILED_EXIT, wait_and_run
-from costeer_lab.evaluate._sandbox_ns import (
-    PR_SET_CHILD_SUBREAPER,
+import tempfile
+
+from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run
+from costeer_lab.sandbox._ns import (
+    CLONE_NEWPID,
     count_uid_processes,
-    isolate_worker,
-    prctl,
+    detach,
+    setns,
     sweep_uid,
+    unshare,
 )
-from costeer_lab.evaluate._warm import run_steps
+from costeer_lab.sandbox._view import build
+from costeer_lab.sandbox._warm import run_steps
 
 __all__ = ["main"]
 
-_STATUS_KEEP = 1 << 16  # bytes of a status pipe kept (set-up error text, then the done line)
+_STATUS_KEEP = 1 << 16  # bytes of a status pipe kept (set-up error text or the ready line)
 
 
 @dataclass
@@ -63,7 +70,7 @@ class _Run:
 
 
 class _Worker:
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], namespaces: dict[str, Any]) -> None:
         self.config = config
         self.proto_in = os.dup(0)
         self.proto_out = os.dup(1)
@@ -73,7 +80,6 @@ class _Worker:
         os.dup2(2, 1)  # stray prints of imported libraries go to the worker log, not the protocol
         self.is_root = os.geteuid() == 0
         self.runs: dict[int, _Run] = {}
-        self.pid = os.getpid()
         self.spare: tuple[int, int, int] | None = None
         self.buffer = b""
         self.import_errors: dict[str, str] = {}
@@ -86,10 +92,11 @@ class _Worker:
             _warm_pandas(self.import_errors)
         gc.collect()
         gc.freeze()  # children never scan the inherited objects, so they share those pages
-        self.iso = isolate_worker(config.get("needed_paths", []), network=False)
-        self.host_netns_fd: int | None = self.iso.get("host_netns_fd")  # type: ignore[assignment]
+        self.host_netns_fd: int | None = namespaces.get("host_netns_fd")
+        self.pidns_fd: int | None = None
+        self.view_root: str | None = None
+        self.iso = self._isolate(namespaces)
         if self.is_root:
-            prctl(PR_SET_CHILD_SUBREAPER, 1)
             os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
             self._sweep_orphans()
         self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -98,6 +105,51 @@ class _Worker:
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proto_in, selectors.EVENT_READ, "proto")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+
+    def _isolate(self, namespaces: dict[str, Any]) -> dict[str, Any]:
+        """Build the view and check that runs can get PID namespaces of their own; return the
+        isolation report of the ready line (``level`` is ``"full"`` only when all of it
+        worked)."""
+        notes: list[str] = list(namespaces.get("notes", []))
+        iso: dict[str, Any] = {
+            "level": "none",
+            "namespaces": bool(namespaces.get("namespaces")),
+            "user_namespace": bool(namespaces.get("user_namespace")),
+            "uid_separation": self.is_root,
+            "view": False,
+            "pid_namespace_per_run": False,
+            "network_isolated": bool(namespaces.get("namespaces")),
+            "notes": notes,
+        }
+        if not iso["namespaces"]:
+            return iso
+        try:
+            self.pidns_fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            setns(self.pidns_fd, CLONE_NEWPID)
+            unshare(CLONE_NEWPID)
+            iso["pid_namespace_per_run"] = True
+        except OSError as exc:
+            notes.append(f"no PID namespace per run: {exc}")
+            self.pidns_fd = None
+        view = self.config.get("view")
+        if view:
+            root = tempfile.mkdtemp(prefix="costeer-sbx-view-", dir=self.config.get("tmp_dir"))
+            try:
+                build(root, view, int(self.config["uid_base"]))
+                self.view_root = root
+                iso["view"] = True
+                iso["view_root"] = root
+            except OSError as exc:
+                notes.append(f"filesystem view unavailable: {exc}")
+                with contextlib.suppress(OSError):
+                    os.rmdir(root)
+        else:
+            notes.append("no filesystem view was asked for")
+        if iso["view"] and iso["pid_namespace_per_run"]:
+            iso["level"] = "full"
+        else:
+            iso["level"] = "partial"
+        return iso
 
     # -- uid slots ---------------------------------------------------------------------------
     def _slot_uids(self) -> range:
@@ -202,11 +254,14 @@ class _Worker:
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        if self.pidns_fd is not None:  # the next child is process 1 of a new PID namespace
+            setns(self.pidns_fd, CLONE_NEWPID)
+            unshare(CLONE_NEWPID)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             keep = {req_r, status_w, self.host_netns_fd}
             warm = bool(self.config.get("warm_spares", True))
-            wait_and_run(req_r, status_w, self.pid, self.host_netns_fd, keep, warm=warm)
+            wait_and_run(req_r, status_w, self.host_netns_fd, self.view_root, keep, warm=warm)
         os.close(req_r)
         os.close(status_w)
         os.set_blocking(status_r, False)
@@ -228,44 +283,44 @@ class _Worker:
                 run.process_limit_hit = True
             sweep_uid(run.uid)
 
-    def _read_status(self, run: _Run) -> bool:
-        """Read the run's status pipe; finish the run when its "done" line is there (the
-        child writes it before exiting, so the answer does not wait for its memory teardown).
-        Returns False once the pipe is at EOF."""
-        try:
-            chunk = os.read(run.status_fd, 8192)
-        except BlockingIOError:
-            return True
-        except OSError:
-            chunk = b""
-        run.status = (run.status + chunk)[-_STATUS_KEEP:]
-        done: tuple[float, int, int] | None = None
-        if DONE_MARK in run.status and run.status.endswith(b"\n"):
-            with contextlib.suppress(ValueError):
-                cpu, rss, code = run.status.split(DONE_MARK, 1)[1].split()[:3]
-                done = float(cpu), int(rss), int(code)
-        if done is not None and self.runs.pop(run.pid, None) is not None:
-            self._finish(run, done[2], None, done[0], done[1])
-        elif not chunk and run.registered:
-            self.sel.unregister(run.status_fd)
-            run.registered = False
-        return bool(chunk)
+    def _read_status(self, run: _Run) -> None:
+        """Read what the child wrote to its status pipe during set-up (an error text, or the
+        ready line with the CPU seconds it had used before the run). The child closes the pipe
+        before the candidate's code runs; the run ends only when the kernel says so."""
+        while True:
+            try:
+                chunk = os.read(run.status_fd, 8192)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                if run.registered:
+                    self.sel.unregister(run.status_fd)
+                    run.registered = False
+                return
+            run.status = (run.status + chunk)[:_STATUS_KEEP]
 
     def _reaped(self, run: _Run, status: int, usage: Any) -> None:
         self._read_status(run)
-        if run.pid not in self.runs:  # finished by its done line meanwhile
-            return
         del self.runs[run.pid]
         if os.WIFSIGNALED(status):
             code, sig = None, os.WTERMSIG(status)
         else:
             code, sig = os.WEXITSTATUS(status), None
-        cpu = float(usage.ru_utime + usage.ru_stime)
-        self._finish(run, code, sig, cpu, int(usage.ru_maxrss))
+        cpu_before = 0.0
+        text = run.status.decode(errors="replace")
+        if text.startswith(READY_MARK):
+            with contextlib.suppress(ValueError):
+                cpu_before = float(text[len(READY_MARK) :].split()[0])
+        cpu = max(0.0, float(usage.ru_utime + usage.ru_stime) - cpu_before)
+        error = text if (code == SETUP_FAILED_EXIT and not text.startswith(READY_MARK)) else None
+        self._finish(run, code, sig, cpu, int(usage.ru_maxrss), error or None)
 
-    def _finish(self, run: _Run, code: int | None, sig: int | None, cpu: float, rss: int) -> None:
+    def _finish(
+        self, run: _Run, code: int | None, sig: int | None, cpu: float, rss: int, error: str | None
+    ) -> None:
         elapsed = time.monotonic() - run.start
-        setup = run.status.split(DONE_MARK, 1)[0].decode(errors="replace")
         if run.registered:
             self.sel.unregister(run.status_fd)
         os.close(run.status_fd)
@@ -283,7 +338,6 @@ class _Worker:
         cpu_limit = sig == signal.SIGXCPU or (
             sig == signal.SIGKILL and not run.timed_out and cpu >= float(run.limits["cpu_time_s"])
         )
-        error = setup if (code == SETUP_FAILED_EXIT and setup) else None
         self.send(
             {
                 "id": run.req_id,
@@ -296,6 +350,7 @@ class _Worker:
                 "cpu_s": cpu,
                 "maxrss_kb": rss,
                 "network_isolated": self._isolated(run),
+                "isolation": self.iso["level"],
                 "error": error,
             }
         )
@@ -336,14 +391,17 @@ class _Worker:
         for run in list(self.runs.values()):
             self._kill(run)
         self._reap()
+        if self.view_root is not None:
+            with contextlib.suppress(OSError):
+                detach(self.view_root)
+                os.rmdir(self.view_root)
 
     def serve(self) -> None:
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
-        isolation = {k: v for k, v in self.iso.items() if k != "host_netns_fd"}
         self.send(
             {"ready": True, "pid": os.getpid(), "import_errors": self.import_errors,
-             "isolation": isolation}
+             "isolation": self.iso}
         )  # fmt: skip
         while True:
             pending = [r.deadline for r in self.runs.values() if not r.timed_out]
@@ -375,12 +433,12 @@ def _warm_pandas(errors: dict[str, str]) -> None:
         errors["pandas-warm-up"] = repr(exc)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], namespaces: dict[str, Any] | None = None) -> int:
     config = json.loads(argv[1]) if len(argv) > 1 else {}
     config.setdefault("uid_base", 62000)
     config.setdefault("uid_slots", 64)
     config.setdefault("lock_dir", "/tmp/costeer-lab-sandbox-slots")
-    worker = _Worker(config)
+    worker = _Worker(config, namespaces or {})
     try:
         worker.serve()
     except KeyboardInterrupt:

@@ -25,21 +25,24 @@ from costeer_lab.errors import SandboxError
 __all__ = ["WorkerProcess", "minimal_env"]
 
 
-#: Starts the worker without running the ``costeer_lab`` and ``costeer_lab.evaluate`` package
+#: Starts the worker without running the ``costeer_lab`` and ``costeer_lab.sandbox`` package
 #: ``__init__`` files: placeholder packages point at the source directories, so the worker loads
 #: only its own stdlib-only modules (plus the pre-imports), stays small (cheap forks) and does not
-#: depend on the rest of the library importing cleanly. Runs remove the placeholders.
+#: depend on the rest of the library importing cleanly. Namespaces come first, while the process
+#: has one thread (``_bootstrap.py``). Runs remove the placeholders.
 _BOOTSTRAP = """
 import os, sys, types
 root = sys.argv[1]
 sys.path[:] = [p for p in sys.path if p]
-for name in ("costeer_lab", "costeer_lab.evaluate"):
+for name in ("costeer_lab", "costeer_lab.sandbox"):
     stub = types.ModuleType(name)
     stub.__path__ = [os.path.join(root, *name.split("."))]
     stub.__costeer_placeholder__ = True
     sys.modules[name] = stub
-from costeer_lab.evaluate._worker import main
-sys.exit(main(sys.argv[1:]))
+from costeer_lab.sandbox._bootstrap import enter_namespaces
+namespaces = enter_namespaces()
+from costeer_lab.sandbox._worker import main
+sys.exit(main(sys.argv[1:], namespaces))
 """
 
 
@@ -78,7 +81,6 @@ class WorkerProcess:
         self._log = tempfile.TemporaryFile(prefix="costeer-sbx-worker-")  # noqa: SIM115
         package_root = str(Path(costeer_lab.__file__).resolve().parent.parent)
         env = minimal_env("/")
-        env["PYTHONPATH"] = package_root
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _BOOTSTRAP, package_root, json.dumps(dict(config))],
             stdin=subprocess.PIPE,

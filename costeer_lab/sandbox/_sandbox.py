@@ -1,10 +1,14 @@
 """The sandbox: run untrusted generated code in an isolated, resource-limited child process.
 
-A long-lived worker (started once, numpy and pandas pre-imported) forks one child per run. The
-child gets a fresh directory holding the workspace and read-only copies of its inputs, its own
-unprivileged uid (when we are root), a private network namespace, rlimits on CPU time, memory,
-processes and file size, and a whitelisted environment. See ``_worker.py`` and
-``_sandbox_child.py`` for the mechanics.
+A long-lived worker (started once, the allowlisted libraries pre-imported) forks one child per
+run. The child sees only a private filesystem view (``_view.py``: its work directory with
+read-only copies of its inputs, the interpreter, the allowlisted libraries, private ``/tmp``),
+is process 1 of its own PID namespace, has its own IPC and mount namespaces and no network,
+runs under an unprivileged uid (as root) or without capabilities (in a user namespace), with
+rlimits on CPU time, memory, processes and file size, and a whitelisted environment. Its outcome
+comes from the kernel. Where this isolation cannot be set up the sandbox refuses to start,
+unless ``SandboxSettings.allow_weak_isolation`` says otherwise. See ``_bootstrap.py``,
+``_worker.py`` and ``_child.py`` for the mechanics.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from costeer_lab._records import Workspace
-from costeer_lab.evaluate._limits import Limits, SandboxResult
-from costeer_lab.evaluate._sandbox_fs import (
+from costeer_lab.errors import IsolationError, SandboxError
+from costeer_lab.sandbox._allowlist import resolve
+from costeer_lab.sandbox._limits import Limits, SandboxResult
+from costeer_lab.sandbox._fs import (
     WorkspaceWriteError,
     collect_outputs,
     mask_run_dirs,
@@ -33,8 +39,9 @@ from costeer_lab.evaluate._sandbox_fs import (
     read_capped,
     safe_relpath,
 )
-from costeer_lab.evaluate._sandbox_proc import WorkerProcess, minimal_env
-from costeer_lab.evaluate._sandbox_settings import SandboxSettings, sandbox_settings
+from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
+from costeer_lab.sandbox._settings import SandboxSettings, sandbox_settings
+from costeer_lab.sandbox._view import WORK_DIR, plan
 
 __all__ = ["Sandbox", "shared_sandbox"]
 
@@ -56,8 +63,11 @@ def _signal_name(sig: int) -> str:
 class Sandbox:
     """Run a :class:`~costeer_lab.Workspace` as ``__main__`` in an isolated child process.
 
-    ``preimport`` names the modules the worker imports once so that runs do not pay for them
-    (pandas' Parquet engine included, since factor scripts read and write Parquet).
+    ``packages`` are the import names of the libraries a run may import besides the standard
+    library (default: the ``packages`` setting, numpy, pandas and pyarrow); everything they
+    require comes along, every other installed package stays invisible. ``preimport`` names
+    the modules the worker imports once so that runs do not pay for them (pandas' Parquet
+    engine included); only those of allowlisted packages are used.
 
     Thread-safe: several threads may call :meth:`run` at once (each run is its own child). In a
     process pool, create one sandbox per process (see :func:`shared_sandbox`). A killed worker
@@ -76,11 +86,14 @@ class Sandbox:
         limits: Limits = Limits(),  # noqa: B008 - frozen, safe as a default
         *,
         preimport: Sequence[str] = ("numpy", "pandas", "pyarrow.parquet"),
+        packages: Sequence[str] | None = None,
         settings: SandboxSettings | None = None,
     ) -> None:
         self.limits = limits
-        self.preimport = tuple(preimport)
         self.settings = settings or sandbox_settings()
+        self.packages = tuple(self.settings.packages if packages is None else packages)
+        allowed = set(self.packages)
+        self.preimport = tuple(m for m in preimport if m.split(".")[0] in allowed)
         self._lock = threading.Lock()
         self._worker: WorkerProcess | None = None
         self._closed = False
@@ -89,23 +102,19 @@ class Sandbox:
 
     # -- worker management -------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
-        needed = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
-        needed.update(p for p in sys.path if p and os.path.isdir(p))
-        needed.add(self.settings.tmp_dir or tempfile.gettempdir())
         return {
             "preimport": list(self.preimport),
             "uid_base": self.settings.uid_base,
             "uid_slots": self.settings.uid_slots,
             "lock_dir": self.settings.lock_dir,
             "warm_spares": self.settings.warm_spares,
-            "needed_paths": sorted(needed),
+            "view": plan(resolve(self.packages)),
+            "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
         }
 
     def _get_worker(self) -> WorkerProcess:
         with self._lock:
             if self._closed:
-                from costeer_lab.errors import SandboxError
-
                 raise SandboxError("this Sandbox is closed; create a new one")
             worker = self._worker
             if worker is not None and worker.owner_pid != os.getpid():
@@ -115,6 +124,16 @@ class Sandbox:
                 worker = None
             if worker is None:
                 worker = WorkerProcess(self._config(), self.settings.start_timeout_s)
+                iso = worker.info.get("isolation", {})
+                if iso.get("level") != "full" and not self.settings.allow_weak_isolation:
+                    worker.close()
+                    notes = "; ".join(iso.get("notes", [])) or "unknown reason"
+                    raise IsolationError(
+                        f"the sandbox cannot isolate untrusted code here ({notes}); refusing "
+                        "to run it. To accept weaker isolation (recorded with every result), "
+                        "set COSTEER_LAB_SANDBOX__ALLOW_WEAK_ISOLATION=1 or pass "
+                        "SandboxSettings(allow_weak_isolation=True)"
+                    )
                 self._worker = worker
                 self._holder[:] = [worker]
             return worker
@@ -132,7 +151,8 @@ class Sandbox:
 
     @property
     def isolation(self) -> Mapping[str, Any]:
-        """What isolation the worker achieved (network namespace, masked dirs, notes)."""
+        """What isolation the worker achieved: ``level`` (``"full"``, ``"partial"``,
+        ``"none"``), which namespaces, per-run uids, the filesystem view, and notes."""
         return dict(self._get_worker().info.get("isolation", {}))
 
     def close(self) -> None:
@@ -234,7 +254,9 @@ def _result(
 ) -> SandboxResult:
     stdout, cut_out = read_capped(run_dir / "stdout", lim.max_output_bytes)
     stderr, cut_err = read_capped(run_dir / "stderr", lim.max_output_bytes)
-    stdout, stderr = (mask_run_dirs(text, work, run_dir) for text in (stdout, stderr))
+    stdout, stderr = (
+        mask_run_dirs(text, work, run_dir, Path(WORK_DIR)) for text in (stdout, stderr)
+    )
     outputs, problems = collect_outputs(work, collect, lim.max_file_mb * 1024 * 1024)
     code: int | None = answer["returncode"]
     sig: int | None = answer["signal"]
@@ -273,6 +295,7 @@ def _result(
         missing_outputs=tuple(p.split(" (")[0] for p in problems),
         cpu_time_s=float(answer["cpu_s"]),
         max_rss_mb=float(answer["maxrss_kb"]) / 1024.0,
+        isolation=str(answer.get("isolation", "")),
     )
 
 

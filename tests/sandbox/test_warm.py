@@ -13,7 +13,7 @@ import pytest
 
 from costeer_lab import Workspace
 from costeer_lab.evaluate import Limits, Sandbox, SandboxSettings
-from costeer_lab.evaluate._warm import run_steps, warm_up_steps
+from costeer_lab.sandbox._warm import run_steps, warm_up_steps
 
 
 def test_steps_stop_as_soon_as_asked() -> None:
@@ -37,7 +37,7 @@ def test_warm_up_leaves_no_state_behind(tmp_path: os.PathLike[str]) -> None:
         """
         import os, threading
         import numpy as np, pandas as pd
-        from costeer_lab.evaluate._warm import run_steps
+        from costeer_lab.sandbox._warm import run_steps
 
         def snapshot():
             return (repr(np.random.get_state()[1][:8]), pd.get_option("display.max_rows"),

@@ -26,6 +26,8 @@ class Limits:
         max_output_bytes: bytes of stdout and of stderr kept each (head and tail halves).
         network: allow network access (default: a private network namespace, no network).
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), stdout/stderr included.
+        tmp_mb: size of the run's private tmpfs, shared by its ``/tmp``, ``/var/tmp`` and
+            ``/dev/shm`` (memory the run can fill on top of ``memory_mb``; gone after the run).
 
     Example:
         >>> Limits(wall_time_s=5).memory_mb
@@ -39,11 +41,14 @@ class Limits:
     max_output_bytes: int = 1_000_000
     network: bool = False
     max_file_mb: int = 1024
+    tmp_mb: int = 256
 
     def __post_init__(self) -> None:
         from costeer_lab.errors import InvalidInputError
 
-        for name in ("wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "max_file_mb"):
+        for name in (
+            "wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "max_file_mb", "tmp_mb"
+        ):  # fmt: skip
             value = getattr(self, name)
             if not value > 0:
                 raise InvalidInputError(f"Limits.{name} must be > 0, got {value!r}")
@@ -61,6 +66,7 @@ class Limits:
             "max_output_bytes": int(self.max_output_bytes),
             "network": bool(self.network),
             "max_file_mb": int(self.max_file_mb),
+            "tmp_mb": int(self.tmp_mb),
         }
 
     @classmethod
@@ -84,6 +90,9 @@ class SandboxResult:
         output_truncated: stdout or stderr was cut (a marker says how many bytes).
         network_isolated: the run had no network access (``False`` when isolation was not
             available on this platform or ``Limits.network`` was set).
+        isolation: the isolation level the run had: ``"full"`` (private filesystem view, own
+            mount, PID, IPC and network namespaces), ``"partial"`` or ``"none"`` (only with
+            ``SandboxSettings.allow_weak_isolation``); ``""`` when it never started.
         duration_s: wall-clock seconds from start to end of the run.
         outputs: the collected output files (relative name → bytes) that exist.
         error: why the run failed as seen by the sandbox (limit hit, missing output, dead
@@ -113,6 +122,7 @@ class SandboxResult:
     missing_outputs: tuple[str, ...] = ()
     cpu_time_s: float = 0.0
     max_rss_mb: float = 0.0
+    isolation: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

