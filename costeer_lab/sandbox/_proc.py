@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -90,7 +91,7 @@ class WorkerProcess:
             cwd="/",
             start_new_session=True,
         )
-        self.pid = self.proc.pid
+        self.pid = self.proc.pid  # the bootstrap; the worker's own id once it is ready
         self._reader = threading.Thread(target=self._read_loop, name="sandbox-reader", daemon=True)
         self._reader.start()
         if not self._ready.wait(start_timeout_s) or not self.info.get("ready"):
@@ -98,6 +99,7 @@ class WorkerProcess:
             raise SandboxError(
                 f"sandbox worker did not start within {start_timeout_s} s: {self.log_tail()}"
             )
+        self.pid = int(self.info.get("pid") or self.proc.pid)
 
     def log_tail(self, limit: int = 2000) -> str:
         """The end of the worker's stderr log (for error messages)."""
@@ -161,8 +163,10 @@ class WorkerProcess:
         return box[0]
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self.proc.kill()
+        """Kill the worker (and with it, process 1 of their namespace, every run)."""
+        for pid in {self.pid, self.proc.pid}:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         self._finish(5.0)
 
     def close(self, timeout: float = 10.0) -> None:

@@ -39,8 +39,10 @@ import tempfile
 from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run
 from costeer_lab.sandbox._ns import (
     CLONE_NEWPID,
+    PR_SET_PDEATHSIG,
     count_uid_processes,
     detach,
+    prctl,
     setns,
     sweep_uid,
     unshare,
@@ -180,7 +182,7 @@ class _Worker:
                 continue
             fd = self._try_lock(uid)
             if fd is not None:
-                sweep_uid(uid)
+                _sweep(uid)
                 os.close(fd)
 
     # -- protocol ----------------------------------------------------------------------------
@@ -224,7 +226,7 @@ class _Worker:
                 self.send({"id": req["id"], "error": "no free sandbox uid slot"})
                 return
             uid, lock_fd = slot
-            sweep_uid(uid)
+            _sweep(uid)
         req["uid"] = uid
         try:
             pid, req_w, status_r = self.spare or self._fork_spare()
@@ -281,7 +283,7 @@ class _Worker:
         if run.uid is not None:
             if count_uid_processes(run.uid) >= int(run.limits["max_processes"]):
                 run.process_limit_hit = True
-            sweep_uid(run.uid)
+            _sweep(run.uid)
 
     def _read_status(self, run: _Run) -> None:
         """Read what the child wrote to its status pipe during set-up (an error text, or the
@@ -329,7 +331,7 @@ class _Worker:
             limit = int(run.limits["max_processes"]) - 1
             if failed and not run.timed_out and count_uid_processes(run.uid) >= limit:
                 run.process_limit_hit = True
-            sweep_uid(run.uid)
+            _sweep(run.uid)
         else:
             with contextlib.suppress(OSError):
                 os.killpg(run.pid, signal.SIGKILL)
@@ -400,7 +402,7 @@ class _Worker:
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
         self.send(
-            {"ready": True, "pid": os.getpid(), "import_errors": self.import_errors,
+            {"ready": True, "pid": _host_pid(), "import_errors": self.import_errors,
              "isolation": self.iso}
         )  # fmt: skip
         while True:
@@ -422,6 +424,23 @@ class _Worker:
                         pass
             self._reap()
             self._check_deadlines()
+
+
+def _host_pid() -> int:
+    """This process's id as the caller sees it (the worker is process 1 of its own PID
+    namespace; ``/proc`` is still the host's mount, whose ``self`` link names the host id)."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
+
+
+def _sweep(uid: int) -> None:
+    """Kill every process of ``uid``; re-arm the parent-death signal, which the temporary
+    uid change of the sweep clears."""
+    sweep_uid(uid)
+    with contextlib.suppress(OSError):
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _warm_pandas(errors: dict[str, str]) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import resource
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,7 +146,7 @@ def test_writing_the_input_fails_and_the_original_is_untouched(
     result = sandbox.run(ws(code), inputs={"prices.csv": src})
     assert "WROTE" not in result.stdout
     assert result.stdout.splitlines() == ["denied 13", "denied 1"]  # EACCES, EPERM
-    assert result.returncode == 1 and "PermissionError" in result.stderr
+    assert result.returncode == 1 and "FileNotFoundError" in result.stderr  # not in the view
     assert src.read_text() == "original"
     assert_still_works(sandbox)
 
@@ -172,8 +173,8 @@ def test_secrets_in_the_parent_environment_are_invisible(
         assert "sk-test-secret-123" not in result.stdout
         seen = json.loads(result.stdout)
         assert seen["env"] is None
-        if IS_ROOT:  # a different uid may not read other processes' environment
-            assert seen[str(os.getpid())] == "PermissionError"
+        # the run is process 1 of its own PID namespace: no other process is even visible
+        assert seen[str(os.getpid())] == "FileNotFoundError"
         assert_still_works(sb)
 
 
@@ -229,12 +230,28 @@ def test_symlinked_or_special_outputs_are_refused(sandbox: Sandbox) -> None:
     assert_still_works(sandbox)
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="only a root caller hides its home directory")
-def test_home_of_the_caller_is_hidden(sandbox: Sandbox) -> None:
-    if "/root" not in sandbox.isolation.get("masked", []):
-        pytest.skip("/root is open to other users here, nothing to hide")
-    result = sandbox.run(ws("import os\nprint(os.getuid(), sorted(os.listdir('/root')))"))
+def test_the_run_sees_only_its_view(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Host files outside the view — the caller's home, the project package, the caller's
+    temporary files — do not exist for the run; the allowlisted libraries do."""
+    import costeer_lab
+
+    canary = tmp_path / "canary.txt"
+    canary.write_text("secret")
+    home = Path.home()
+    paths = [str(canary), costeer_lab.__file__, str(home / ".bashrc")]
+    code = (
+        "import json, os, importlib.util\n"
+        f"paths = {paths!r}\n"
+        f"home = os.listdir({str(home)!r}) if os.path.isdir({str(home)!r}) else []\n"
+        "print(json.dumps({'exists': [os.path.exists(p) for p in paths], 'home': home,\n"
+        "    'costeer_lab': importlib.util.find_spec('costeer_lab') is not None,\n"
+        "    'pandas': importlib.util.find_spec('pandas') is not None}))\n"
+    )
+    result = sandbox.run(ws(code))
     assert result.ok, result.describe()
-    uid, _, listing = result.stdout.partition(" ")
-    assert int(uid) != 0
-    assert ".bashrc" not in listing
+    seen = json.loads(result.stdout)
+    assert seen["exists"] == [False, False, False]
+    assert not seen["costeer_lab"] and seen["pandas"]
+    python_dirs = {p.relative_to(home).parts[0] for p in map(Path, (sys.prefix, sys.base_prefix))
+                   if p.is_relative_to(home)}  # fmt: skip
+    assert set(seen["home"]) <= python_dirs

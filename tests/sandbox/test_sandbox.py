@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import signal
 import threading
 import time
@@ -143,11 +144,13 @@ def test_hash_seed_is_deterministic(sandbox: Sandbox) -> None:
 
 
 def test_run_directories_are_removed(sandbox: Sandbox, tmp_path: Path) -> None:
-    # hex: the output shows the run directory itself as <workdir>
-    result = sandbox.run(ws("import os; print(os.path.dirname(os.getcwd()).encode().hex())"))
-    run_dir = Path(bytes.fromhex(result.stdout.strip()).decode())
-    assert run_dir.name.startswith("costeer-sbx-")
-    assert not run_dir.exists()
+    def run_dirs() -> set[str]:
+        return {p.name for p in Path(tempfile.gettempdir()).glob("costeer-sbx-*")}
+
+    before = run_dirs()
+    result = sandbox.run(ws("open('left.txt', 'w').write('x'); print('ok')"))
+    assert result.ok and result.stdout == "ok\n"
+    assert run_dirs() == before
 
 
 def test_many_concurrent_runs_from_threads(sandbox: Sandbox) -> None:
