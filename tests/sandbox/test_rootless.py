@@ -1,0 +1,129 @@
+"""The sandbox for an ordinary user (a researcher's laptop is not root).
+
+Both tests run a script in a child process that has no capabilities on the host: a user
+namespace made by root with ``unshare(1)`` maps the script's uid 1000 onto root's files, so it
+can start the same interpreter, but the kernel treats it as an unprivileged process. The
+sandbox must then build its isolation from an unprivileged user namespace — or, where even
+that is impossible, refuse to run code unless weaker isolation is accepted explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("unshare"),
+    reason="simulating an unprivileged user needs root and util-linux unshare",
+)
+
+PROBE = textwrap.dedent(
+    """
+    import json, os, socket
+    out = {"uid": os.getuid(), "pid": os.getpid(),
+           "cap_eff": open("/proc/self/status").read().split("CapEff:")[1].split()[0],
+           "host_file": os.path.exists(HOST_FILE),
+           "procs": sorted(p for p in os.listdir("/proc") if p.isdigit())}
+    try:
+        import costeer_lab
+        out["costeer_lab"] = True
+    except ImportError:
+        out["costeer_lab"] = False
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+        out["net"] = "connected"
+    except OSError as exc:
+        out["net"] = exc.errno
+    print(json.dumps(out))
+    """
+)
+
+
+def _as_user(script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+
+
+def test_an_unprivileged_user_gets_full_isolation(tmp_path: os.PathLike[str]) -> None:
+    host_file = os.path.join(tmp_path, "secret.txt")
+    with open(host_file, "w") as fh:
+        fh.write("secret")
+    os.chmod(tmp_path, 0o755)
+    script = textwrap.dedent(
+        f"""
+        import json, os
+        from costeer_lab import Workspace
+        from costeer_lab.sandbox import Sandbox, Limits
+        assert os.geteuid() != 0
+        with Sandbox(Limits(wall_time_s=30), preimport=()) as sb:
+            iso = dict(sb.isolation)
+            r = sb.run(Workspace({{"main.py": "HOST_FILE = {host_file!r}\\n" + {PROBE!r}}}))
+        print(json.dumps({{"iso": iso, "ok": r.ok, "isolation": r.isolation,
+                          "run": r.stdout, "err": r.stderr}}))
+        """
+    )
+    done = _as_user(script)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["ok"], report["err"]
+    assert report["iso"]["level"] == "full" and report["iso"]["user_namespace"]
+    assert report["isolation"] == "full"
+    run = json.loads(report["run"])
+    assert run["uid"] == 1000  # the user's own id, mapped
+    assert run["cap_eff"] == "0000000000000000"  # every capability given up
+    assert run["pid"] == 1 and run["procs"] == ["1"]  # alone in its PID namespace
+    assert run["host_file"] is False and run["costeer_lab"] is False
+    assert run["net"] != "connected"
+
+
+def test_without_user_namespaces_the_sandbox_refuses_unless_told(tmp_path: object) -> None:
+    """User namespaces nest at most 32 deep: a process at that depth cannot create one, a
+    real kernel limit that stands in for a machine where they are disabled."""
+    script = textwrap.dedent(
+        """
+        import json, os
+        from costeer_lab.sandbox import _ns
+        depth, uid = 0, os.getuid()
+        while True:
+            try:
+                _ns.unshare(_ns.CLONE_NEWUSER)
+            except OSError:
+                break
+            for name, text in (("setgroups", "deny"), ("uid_map", f"1000 {uid} 1"),
+                               ("gid_map", f"1000 {uid} 1")):
+                with open(f"/proc/self/{name}", "w") as fh:
+                    fh.write(text)
+            depth, uid = depth + 1, 1000
+        from costeer_lab import Workspace
+        from costeer_lab.errors import IsolationError
+        from costeer_lab.sandbox import Sandbox, SandboxSettings
+        out = {}
+        try:
+            Sandbox(preimport=()).start()
+            out["refused"] = None
+        except IsolationError as exc:
+            out["refused"] = str(exc)
+        with Sandbox(preimport=(), settings=SandboxSettings(allow_weak_isolation=True)) as sb:
+            r = sb.run(Workspace({"main.py": "print(6 * 7)"}))
+            out.update(ok=r.ok, stdout=r.stdout, isolation=r.isolation)
+        print(json.dumps(out))
+        """
+    )
+    done = _as_user(script)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["refused"] is not None
+    assert "COSTEER_LAB_SANDBOX__ALLOW_WEAK_ISOLATION" in out["refused"]
+    assert out["ok"] and out["stdout"] == "42\n"
+    assert out["isolation"] == "none"  # recorded with the result
