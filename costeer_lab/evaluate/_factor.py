@@ -4,14 +4,19 @@ Candidate contract: ``main.py`` runs in a fresh directory holding the input file
 Alpha158: ``daily_pv.parquet``) and writes ``result.parquet``, a one-column float DataFrame
 indexed by ``(datetime, instrument)``.
 
-Ground truth: the reference workspace is run through ``gt_runner`` (default: the same runner
-as candidates — the sandbox) once per process and inputs; the parsed result is cached in
-memory keyed by (workspace content hash, input files' paths, sizes and mtimes).
+Ground truth: the reference workspace is run through ``gt_runner`` — by default a sandbox of
+its own, never the one candidates run in — once per process and inputs; the parsed result is
+cached in memory keyed by (workspace content hash, input files' paths, sizes and mtimes). A
+reference that fails is an infrastructure error of the experiment
+(:class:`~costeer_lab.errors.GroundTruthError`): the attempt's feedback says only that it was
+not evaluated, and ``details["infrastructure_error"]`` names the failure without any of the
+reference's output (which could show its values); the full text goes to the log.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 import threading
 import time
@@ -23,34 +28,59 @@ from typing import Any, Literal
 import pandas as pd
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
-from costeer_lab.errors import ConfigurationError, InvalidInputError
+from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
 from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
 from costeer_lab.knowledge import error_fingerprint, extract_errors
 
-__all__ = ["FactorEvaluator", "describe_run", "make_runner"]
+__all__ = ["FactorEvaluator", "describe_run", "isolation_of", "make_runner", "not_evaluated"]
 
 RunnerName = Literal["sandbox", "inprocess"]
-_GT_CACHE: OrderedDict[tuple[str, str, str], pd.Series | str] = OrderedDict()
+_LOG = logging.getLogger(__name__)
+_GT_CACHE: OrderedDict[tuple[str, str, str], pd.Series | GroundTruthError] = OrderedDict()
 _GT_LOCK = threading.Lock()
 _GT_CACHE_SIZE = 256
 
 
-def make_runner(name: RunnerName, settings: EvaluatorSettings, timeout_s: float) -> Runner:
-    """Build a runner by name: ``"sandbox"`` (isolated, limits from settings) or
-    ``"inprocess"`` (trusted code only)."""
+def make_runner(
+    name: RunnerName,
+    settings: EvaluatorSettings,
+    timeout_s: float,
+    packages: tuple[str, ...] | None = None,
+) -> Runner:
+    """Build a runner by name: ``"sandbox"`` (isolated, limits from settings; ``packages``:
+    the libraries runs may import, default the sandbox setting) or ``"inprocess"`` (trusted
+    code only)."""
     if name == "inprocess":
         return InProcessRunner()
     if name != "sandbox":
         raise InvalidInputError(f"unknown runner {name!r}; expected 'sandbox' or 'inprocess'")
-    module = importlib.import_module("costeer_lab.evaluate")
+    module = importlib.import_module("costeer_lab.sandbox")
     sandbox_cls, limits_cls = getattr(module, "Sandbox", None), getattr(module, "Limits", None)
     if sandbox_cls is None or limits_cls is None:
-        raise ConfigurationError("costeer_lab.evaluate.Sandbox is not available")
+        raise ConfigurationError("costeer_lab.sandbox.Sandbox is not available")
     limits = limits_cls(wall_time_s=timeout_s, cpu_time_s=timeout_s, memory_mb=settings.memory_mb)
-    runner: Runner = sandbox_cls(limits)
+    runner: Runner = sandbox_cls(limits, packages=packages)
     return runner
+
+
+def isolation_of(outcome: RunOutcome) -> str:
+    """The isolation level a run had (``"inprocess"`` for the trusted in-process runner)."""
+    return str(getattr(outcome, "isolation", "") or "inprocess")
+
+
+def not_evaluated(error: GroundTruthError, timings: dict[str, float]) -> SingleFeedback:
+    """Feedback of an attempt whose reference failed: no verdict on the code, no text of the
+    reference; the failure is recorded in ``details["infrastructure_error"]``."""
+    return SingleFeedback(
+        execution="Not evaluated: the evaluation infrastructure failed (the reference "
+        "implementation could not be computed). This says nothing about the code.",
+        return_checking="not checked",
+        final_decision=False,
+        timings=timings,
+        details={"infrastructure_error": str(error)},
+    )
 
 
 def describe_run(outcome: RunOutcome, max_chars: int) -> tuple[bool, str]:
@@ -92,7 +122,8 @@ class FactorEvaluator:
         inputs: files the candidate gets (name → path), e.g. ``suite.inputs``.
         runner: runner of candidate code: ``"sandbox"`` (default), ``"inprocess"`` (trusted
             code only) or any object with the :class:`Runner` interface.
-        gt_runner: runner of the ground truth (default: same as ``runner``).
+        gt_runner: runner of the ground truth (default: the same kind as ``runner``, but a
+            separate instance: references never run in a sandbox candidates use).
         settings: thresholds (default: the ``evaluator`` settings section).
         output_file: name of the file the candidate writes.
 
@@ -123,7 +154,7 @@ class FactorEvaluator:
         self.output_file = output_file
         self._runner_spec = runner
         self._gt_runner_spec = runner if gt_runner is None else gt_runner
-        self._runners: dict[str, Runner] = {}
+        self._runners: dict[tuple[str, str], Runner] = {}
         self._lock = threading.Lock()
 
     def _runner(self, which: str) -> Runner:
@@ -131,11 +162,11 @@ class FactorEvaluator:
         if not isinstance(spec, str):
             return spec
         with self._lock:
-            if spec not in self._runners:
-                self._runners[spec] = make_runner(
+            if (which, spec) not in self._runners:
+                self._runners[which, spec] = make_runner(
                     spec, self.settings, self.settings.factor_timeout_s
                 )
-            return self._runners[spec]
+            return self._runners[which, spec]
 
     def to_spec(self) -> dict[str, Any]:
         """JSON description to rebuild this evaluator in another process."""
@@ -166,25 +197,40 @@ class FactorEvaluator:
             parts.append(f"{name}={p.resolve()}:{st.st_size}:{st.st_mtime_ns}")
         return "|".join(parts)
 
-    def ground_truth_result(self, gt: Workspace) -> pd.Series | str:
-        """The parsed ground-truth factor (cached), or a message when the truth itself fails."""
+    def ground_truth_result(self, gt: Workspace) -> pd.Series:
+        """The parsed ground-truth factor (cached).
+
+        Raises:
+            GroundTruthError: the reference failed or wrote no usable factor (cached too).
+        """
         key = (gt.content_hash, self._inputs_key(), self.output_file)
         with _GT_LOCK:
             if key in _GT_CACHE:
                 _GT_CACHE.move_to_end(key)
-                return _GT_CACHE[key]
+                cached = _GT_CACHE[key]
+                if isinstance(cached, GroundTruthError):
+                    raise cached
+                return cached
         outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[self.output_file])
-        result: pd.Series | str
+        result: pd.Series | GroundTruthError
         data = outcome.outputs.get(self.output_file)
         if data is None:
-            result = "ground truth produced no output:\n" + describe_run(outcome, 2000)[1]
+            why = outcome.error or f"exit code {outcome.returncode}"
+            _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
+            result = GroundTruthError(f"the reference implementation failed ({why})")
         else:
             rep = read_factor(data, self.output_file)
-            result = rep.series if rep.ok and rep.series is not None else "\n".join(rep.lines)
+            if rep.ok and rep.series is not None:
+                result = rep.series
+            else:
+                _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
+                result = GroundTruthError("the reference implementation wrote no usable factor")
         with _GT_LOCK:
             _GT_CACHE[key] = result
             while len(_GT_CACHE) > _GT_CACHE_SIZE:
                 _GT_CACHE.popitem(last=False)
+        if isinstance(result, GroundTruthError):
+            raise result
         return result
 
     def evaluate(
@@ -197,6 +243,7 @@ class FactorEvaluator:
             implementation, inputs=self.inputs, collect=[self.output_file]
         )
         timings = {"run_s": outcome.duration_s}
+        isolation = {"isolation": isolation_of(outcome)}
         ran, execution = describe_run(outcome, s.max_feedback_chars)
         fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
         if not ran:
@@ -208,6 +255,7 @@ class FactorEvaluator:
                 final_decision=False,
                 error_fingerprints=tuple(dict.fromkeys(fps)),
                 timings=timings,
+                details=isolation,
             )
         data = outcome.outputs.get(self.output_file)
         if data is None:
@@ -221,24 +269,24 @@ class FactorEvaluator:
                 final_decision=False,
                 error_fingerprints=(error_fingerprint(f"FactorOutputError: {msg}"),),
                 timings=timings,
+                details=isolation,
             )
         rep = read_factor(data, self.output_file)
         lines, failures = list(rep.lines), list(rep.failures)
-        details: dict[str, Any] = {}
+        details: dict[str, Any] = dict(isolation)
         decision = rep.ok
         if rep.ok and rep.series is not None and gt_implementation is not None:
             t1 = time.perf_counter()
-            truth = self.ground_truth_result(gt_implementation)
+            try:
+                truth = self.ground_truth_result(gt_implementation)
+            except GroundTruthError as exc:
+                return not_evaluated(exc, timings)
             timings["ground_truth_s"] = time.perf_counter() - t1
-            if isinstance(truth, str):
-                lines.append(f"[FAIL] ground truth unavailable: {truth}")
-                decision = False
-            else:
-                cmp = compare_to_truth(rep.series, truth, s)
-                lines += cmp.lines
-                failures += cmp.failures
-                details.update(_clean(cmp.metrics))
-                decision = cmp.decision
+            cmp = compare_to_truth(rep.series, truth, s)
+            lines += cmp.lines
+            failures += cmp.failures
+            details.update(_clean(cmp.metrics))
+            decision = cmp.decision
         elif rep.ok and gt_implementation is None:
             lines.append("decision: SUCCESS (no ground truth; format checks passed)")
         timings["total_s"] = time.perf_counter() - t0

@@ -17,7 +17,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from typing import Any, Literal
 
 from costeer_lab._records import MultiFeedback, SingleFeedback, Task, Workspace
-from costeer_lab.errors import ConfigurationError, InvalidInputError
+from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator
 from costeer_lab.evaluate._settings import EvaluatorSettings
 
@@ -75,6 +75,10 @@ def _run_all(
             parts.append(ev.evaluate(task, impl, gt))
         except (InvalidInputError, ConfigurationError):
             raise
+        except GroundTruthError as exc:  # the experiment's failure, not the candidate's
+            from costeer_lab.evaluate._factor import not_evaluated
+
+            parts.append(not_evaluated(exc, {}))
         except Exception as exc:  # an evaluator bug must not sink the whole step
             parts.append(
                 SingleFeedback(

@@ -64,6 +64,9 @@ def make_row(
         "cost_usd": 0.001,
         "kb_nodes": kb_nodes,
         "used_knowledge_ids": json.dumps(used or []),
+        "isolation": "full",
+        "feedback_detail": "diagnostics",
+        "infra_error": "",
     }
     unknown = set(overrides) - set(RESULT_COLUMNS)
     if unknown:

@@ -8,6 +8,11 @@ attempted again; a task may never succeed. JSON-valued columns hold text so the 
   among :data:`QUERY_KINDS`; a key is present when that query ran; ``{}`` when the arm uses no
   knowledge.
 - ``used_knowledge_ids``: JSON list of the knowledge ids the coder actually used.
+- ``isolation``: how the attempt's code was isolated (``full``, ``partial``, ``none``,
+  ``inprocess``; ``""`` when no code ran).
+- ``feedback_detail``: how much the coder was told (``verdict``, ``diagnostics``, ``full``).
+- ``infra_error``: why the attempt was not evaluated (a failing reference), else ``""``;
+  such rows say nothing about the code.
 
 Example:
     >>> import tempfile
@@ -60,6 +65,9 @@ RESULT_COLUMNS: dict[str, str] = {
     "cost_usd": "float64",
     "kb_nodes": "int64",
     "used_knowledge_ids": "str",
+    "isolation": "str",
+    "feedback_detail": "str",
+    "infra_error": "str",
 }
 
 #: Query kinds allowed as keys of the ``retrieved`` column.

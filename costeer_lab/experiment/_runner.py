@@ -80,6 +80,9 @@ def attempt_rows(
                 "cost_usd": float(out.get("cost_usd", 0.0)),
                 "kb_nodes": int(a.get("kb_nodes", 0)),
                 "used_knowledge_ids": json.dumps(list(out.get("used_knowledge_ids", []))),
+                "isolation": str(fb.details.get("isolation", "")),
+                "feedback_detail": str(fb.details.get("feedback_detail", "")),
+                "infra_error": str(fb.details.get("infrastructure_error", "")),
             }
         )
     return rows

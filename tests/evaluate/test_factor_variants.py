@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -196,13 +198,21 @@ def test_without_ground_truth_only_format_checks_decide(
     assert evaluator.evaluate(task, Workspace({"main.py": bad_index})).final_decision is False
 
 
-def test_broken_ground_truth_is_reported(evaluator: FactorEvaluator, suite: Suite) -> None:
+def test_broken_ground_truth_is_an_infrastructure_error(
+    evaluator: FactorEvaluator, suite: Suite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failing reference is the experiment's problem: the candidate is not judged, and
+    nothing the reference printed reaches its feedback (only the log)."""
     task = suite.task("alpha158/MA5")
-    broken = Workspace({"main.py": "raise RuntimeError('truth is broken')"})
-    fb = evaluator.evaluate(task, suite.ground_truth(task.id), broken)
+    broken = Workspace({"main.py": "print('CANARY_GT_42'); raise RuntimeError('truth is broken')"})
+    with caplog.at_level("ERROR"):
+        fb = evaluator.evaluate(task, suite.ground_truth(task.id), broken)
     assert fb.final_decision is False
-    assert "[FAIL] ground truth unavailable" in fb.return_checking
-    assert "truth is broken" in fb.return_checking
+    assert "Not evaluated" in fb.execution
+    text = json.dumps(fb.to_dict())
+    assert "CANARY_GT_42" not in text and "truth is broken" not in text
+    assert "reference implementation failed" in fb.details["infrastructure_error"]
+    assert "CANARY_GT_42" in caplog.text
 
 
 def test_thresholds_come_from_settings(suite: Suite) -> None:

@@ -24,7 +24,7 @@ from costeer_lab.experiment import (
 
 def test_columns_and_kinds() -> None:
     assert list(RESULT_COLUMNS)[:6] == ["run_id", "arm", "seed", "task_id", "attempt", "success"]
-    assert len(RESULT_COLUMNS) == 19
+    assert len(RESULT_COLUMNS) == 22
     assert QUERY_KINDS == ("similar", "former_trace", "component", "error")
 
 
