@@ -20,7 +20,7 @@ __all__ = [
     "VectorIndexError",
     "did_you_mean",
 ]
-__all__ += ["LLMError", "ReplayMissError", "IsolationError", "GroundTruthError"]
+__all__ += ["GroundTruthError", "IsolationError", "LLMError", "ReplayMissError"]
 
 
 class CosteerLabError(Exception):

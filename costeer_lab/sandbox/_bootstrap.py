@@ -43,7 +43,8 @@ def _map_own_ids(uid: int, gid: int) -> None:
         try:
             os.write(fd, text.encode())
         except OSError as exc:
-            raise OSError(exc.errno, f"writing {text!r} to /proc/self/{name}: {exc.strerror}")
+            what = f"writing {text!r} to /proc/self/{name}: {exc.strerror}"
+            raise OSError(exc.errno, what) from exc
         finally:
             os.close(fd)
 

@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -30,7 +29,6 @@ from typing import Any
 from costeer_lab._records import Workspace
 from costeer_lab.errors import IsolationError, SandboxError
 from costeer_lab.sandbox._allowlist import resolve
-from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._fs import (
     WorkspaceWriteError,
     collect_outputs,
@@ -39,6 +37,7 @@ from costeer_lab.sandbox._fs import (
     read_capped,
     safe_relpath,
 )
+from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
 from costeer_lab.sandbox._settings import SandboxSettings, sandbox_settings
 from costeer_lab.sandbox._view import WORK_DIR, plan

@@ -101,7 +101,7 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
         if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in binds):
             binds.append(path)
     binds = [b for b in binds if not any(b.startswith(o + "/") for o in binds if o != b)]
-    sites = {d: [] for d in _site_dirs()}
+    sites: dict[str, list[str]] = {d: [] for d in _site_dirs()}
     for directory, entries in packages.items():
         sites.setdefault(os.path.realpath(directory), []).extend(entries)
     return {
@@ -162,9 +162,9 @@ def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
     for name in _DEVICES:
         _touch(os.path.join(dev, name))
         mount_fs("/dev/" + name, os.path.join(dev, name), None, 4096)  # MS_BIND, stays writable
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
-        os.symlink(target, os.path.join(dev, name))
+    links = {"fd": "", "stdin": "/0", "stdout": "/1", "stderr": "/2"}
+    for name, fd in links.items():
+        os.symlink("/proc/self/fd" + fd, os.path.join(dev, name))
     for path in ("/dev/shm", "/proc", "/tmp", "/var/tmp", WORK_DIR, "/sandbox/scratch"):
         _makedirs(root, path)
     mount_fs(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755")

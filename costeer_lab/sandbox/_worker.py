@@ -30,11 +30,10 @@ import os
 import selectors
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
-
-import tempfile
 
 from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run
 from costeer_lab.sandbox._ns import (

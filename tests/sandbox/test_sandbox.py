@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
