@@ -48,6 +48,7 @@ REPORT_SECTIONS = (
     "Retrieval",
     "Knowledge usage",
     "Knowledge-base growth",
+    "Evaluation integrity",
     "Specification and seeds",
     "Additional tables",
 )
@@ -72,6 +73,38 @@ def _plot(draw: Callable[..., Any], results: pd.DataFrame, alt: str, **kw: Any) 
     fig = Figure(figsize=(7.5, 4.2), layout="constrained")
     draw(results, ax=fig.subplots(), **kw)
     return f'<img alt="{html.escape(alt)}" src="{png_data_uri(figure_png(fig))}">'
+
+
+def _integrity_block(r: pd.DataFrame) -> str:
+    """How every attempt was isolated and what its coder was told, and the attempts that were
+    not evaluated because a reference failed (infrastructure errors of the experiment)."""
+    cols = [c for c in ("isolation", "feedback_detail") if c in r]
+    if not cols or not len(r):
+        return '<p class="note">No attempts.</p>'
+    counts = r.groupby(["arm", *cols]).size().rename("attempts").reset_index()
+    weak = r[~r["isolation"].isin(["full", ""])] if "isolation" in r else r.iloc[:0]
+    infra = r[r["infra_error"] != ""] if "infra_error" in r else r.iloc[:0]
+    notes = []
+    if len(weak):
+        notes.append(
+            f"<p><b>Warning:</b> {len(weak)} attempt(s) ran without full isolation "
+            f"({html.escape(', '.join(sorted(set(weak['isolation']))))}); their success "
+            "figures are only as trustworthy as that isolation.</p>"
+        )
+    if len(infra):
+        notes.append(
+            f"<p><b>{len(infra)} attempt(s) were not evaluated</b> because a reference "
+            "implementation failed (an error of the experiment, not of the code):</p>"
+            + _table(
+                infra.groupby(["arm", "task_id", "infra_error"])
+                .size()
+                .rename("attempts")
+                .reset_index()
+            )  # fmt: skip
+        )
+    else:
+        notes.append('<p class="note">No infrastructure errors.</p>')
+    return _table(counts) + "".join(notes)
 
 
 def _spec_block(spec: Mapping[str, Any] | None, r: pd.DataFrame) -> str:
@@ -144,6 +177,7 @@ def build_report(
         _plot(viz.plot_knowledge_usage, r, "knowledge usage")
         + _table(knowledge_usage(r).head(25)),
         _plot(viz.plot_kb_growth, r, "knowledge-base growth"),
+        _integrity_block(r),
         _spec_block(spec, r),
     ]
     body = "".join(

@@ -80,3 +80,17 @@ def test_report_rejects_bad_extra_tables(results: pd.DataFrame, tmp_path: Path) 
     with pytest.raises(InvalidInputError, match="extra_tables"):
         build_report(results, tmp_path / "r.html", title="t", extra_tables={"x": [1]})  # type: ignore[dict-item]
     assert not (tmp_path / "r.html").exists()
+
+
+def test_integrity_section_shows_weak_isolation_and_infrastructure_errors(
+    results: pd.DataFrame, tmp_path: Path
+) -> None:
+    clean = build_report(results, tmp_path / "clean.html", title="t").read_text()
+    assert "No infrastructure errors." in clean and "Warning:" not in clean
+    bad = results.copy()
+    bad.loc[bad.index[0], "isolation"] = "none"
+    bad.loc[bad.index[1], "infra_error"] = "the reference implementation failed (exit code 1)"
+    page = build_report(bad, tmp_path / "bad.html", title="t").read_text()
+    assert "1 attempt(s) ran without full isolation (none)" in page
+    assert "1 attempt(s) were not evaluated" in page
+    assert "the reference implementation failed (exit code 1)" in page
