@@ -16,6 +16,15 @@ _LAZY: dict[str, str] = {
     "StoreTestSuite": "costeer_lab.testing._store_suite",
     "ScriptedCall": "costeer_lab.testing._scripted_coder",
     "ScriptedCoder": "costeer_lab.testing._scripted_coder",
+    "ATTACKS": "costeer_lab.testing._redteam",
+    "AlwaysPassEvaluator": "costeer_lab.testing._redteam",
+    "Attack": "costeer_lab.testing._redteam",
+    "AttackResult": "costeer_lab.testing._redteam",
+    "RedTeam": "costeer_lab.testing._redteam",
+    "benign_controls": "costeer_lab.testing._redteam",
+    "run_all": "costeer_lab.testing._redteam",
+    "run_attack": "costeer_lab.testing._redteam",
+    "run_experiment_attacks": "costeer_lab.testing._redteam",
 }
 
 __all__ = sorted(_LAZY)

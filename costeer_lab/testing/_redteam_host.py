@@ -1,0 +1,411 @@
+"""The host side of the red-team harness: bait that attacks go after, and what they leave behind.
+
+:class:`HostBait` sets up, for one harness session, the things a hostile candidate could reach
+if the sandbox let it: a SQLite file holding a secret row (``host.db``, readable by everyone, as
+a knowledge base made with the default umask would be), a listening unix socket in ``/tmp``
+(mode 0666), an abstract unix socket and a TCP listener on 127.0.0.1, a decoy process whose
+command line and environment hold secrets, and a fake run directory of "another run" in
+``/tmp`` holding a hidden-test canary. Every connection to a listener is recorded.
+
+:func:`snapshot` / :func:`leftovers` find what one attack left on the host: entries whose name
+holds the attack's marker in ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the other writable-looking
+places attacks aim at, SysV IPC objects with the attack's key, and processes whose command line
+holds the marker. :func:`clean_up` removes them (killing only those processes, by pid).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "HostBait",
+    "Listener",
+    "Snapshot",
+    "clean_up",
+    "leftovers",
+    "marker_processes",
+    "snapshot",
+    "watched_dirs",
+]
+
+#: Table of the bait database and the prefix of its secret row.
+KB_TABLE = "knowledge"
+
+
+class Listener:
+    """A socket that accepts connections in a thread and records what each one sent."""
+
+    def __init__(self, sock: socket.socket, label: str) -> None:
+        self.label = label
+        self.sock = sock
+        self.sock.settimeout(0.2)
+        self.received: list[tuple[float, bytes]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"bait-{label}", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            data = b""
+            with contextlib.suppress(OSError), conn:
+                conn.settimeout(0.5)
+                while len(data) < 4096:
+                    chunk = conn.recv(1024)
+                    if not chunk:
+                        break
+                    data += chunk
+            with self._lock:
+                self.received.append((time.monotonic(), data or b"<connected, sent nothing>"))
+
+    def count(self) -> int:
+        """Number of connections accepted so far."""
+        with self._lock:
+            return len(self.received)
+
+    def since(self, index: int) -> list[bytes]:
+        """What the connections after the first ``index`` ones sent."""
+        time.sleep(0.05)  # a connection made at the very end of a run is still being read
+        with self._lock:
+            return [data for _, data in self.received[index:]]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+@dataclass
+class HostBait:
+    """The session's bait on this host (start with :meth:`start`, stop with :meth:`close`).
+
+    Attributes:
+        session: random hex shared by every name of this session.
+        root: the bait directory ``/tmp/costeer-redteam-<session>`` (mode 0755).
+        db_path: the SQLite file with the secret row (mode 0644, rollback journal).
+        sock_path: the listening unix socket (mode 0666).
+        abstract_name: name of the abstract unix socket (without the leading NUL).
+        secrets: name → secret value; none may ever reach a candidate or its feedback.
+    """
+
+    session: str = field(default_factory=lambda: secrets.token_hex(5))
+    root: Path = field(init=False)
+    db_path: Path = field(init=False)
+    sock_path: Path = field(init=False)
+    abstract_name: str = field(init=False)
+    other_run_dir: Path = field(init=False)
+    tcp_port: int = 0
+    decoy: subprocess.Popen[bytes] | None = None
+    listeners: dict[str, Listener] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = Path(f"/tmp/costeer-redteam-{self.session}")
+        self.db_path = self.root / "host.db"
+        self.sock_path = self.root / "host.sock"
+        self.abstract_name = f"costeer-redteam-{self.session}"
+        self.other_run_dir = Path(f"/tmp/costeer-sbx-redteam{self.session}")
+        token = secrets.token_hex(6)
+        self.secrets = {
+            "environment": f"sk-costeer-redteam-env-{token}",
+            "decoy command line": f"costeer-redteam-argv-secret-{token}",
+            "host knowledge base row": f"kb-secret-{token}",
+            "another run's hidden tests": f"other-run-hidden-test-{token}",
+        }
+
+    # -- set-up ------------------------------------------------------------------------------
+    def start(self) -> HostBait:
+        """Create the bait (idempotent: a started bait is returned as is)."""
+        if self.listeners:
+            return self
+        self.root.mkdir(mode=0o755)
+        self.root.chmod(0o755)
+        self._make_db()
+        self._make_other_run()
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.bind(str(self.sock_path))
+        self.sock_path.chmod(0o666)
+        unix.listen(16)
+        abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        abstract.bind("\0" + self.abstract_name)
+        abstract.listen(16)
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(16)
+        self.tcp_port = int(tcp.getsockname()[1])
+        self.listeners = {
+            "unix socket": Listener(unix, "unix"),
+            "abstract unix socket": Listener(abstract, "abstract"),
+            "TCP 127.0.0.1": Listener(tcp, "tcp"),
+        }
+        self.start_decoy()
+        return self
+
+    def _make_db(self) -> None:
+        con = sqlite3.connect(self.db_path)
+        try:
+            con.execute("PRAGMA journal_mode=DELETE")
+            con.execute(f"CREATE TABLE {KB_TABLE} (id INTEGER PRIMARY KEY, content TEXT)")
+            con.execute(
+                f"INSERT INTO {KB_TABLE} (content) VALUES (?)",
+                (f"def solution(): return '{self.secrets['host knowledge base row']}'",),
+            )
+            con.commit()
+        finally:
+            con.close()
+        self.db_path.chmod(0o644)
+
+    def _make_other_run(self) -> None:
+        work = self.other_run_dir / "work"
+        work.mkdir(parents=True)
+        for d in (self.other_run_dir, work):
+            d.chmod(0o755)
+        tests = work / "_costeer_tests.py"
+        canary = self.secrets["another run's hidden tests"]
+        tests.write_text(f"def check(candidate):\n    assert candidate() == {canary!r}\n")
+        tests.chmod(0o644)
+
+    def start_decoy(self) -> None:
+        """(Re)start the decoy: ``sh -c 'sleep 3600; :' <argv secret>`` with a secret env."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        env["OPENAI_API_KEY"] = self.secrets["environment"]
+        self.decoy = subprocess.Popen(
+            ["sh", "-c", "sleep 3600; :", self.secrets["decoy command line"]],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    @property
+    def decoy_pid(self) -> int:
+        """Pid of the decoy process (0 before :meth:`start`)."""
+        return self.decoy.pid if self.decoy is not None else 0
+
+    # -- observation -------------------------------------------------------------------------
+    def connection_counts(self) -> dict[str, int]:
+        """Connections accepted so far, per listener."""
+        return {name: lst.count() for name, lst in self.listeners.items()}
+
+    def new_connections(self, before: dict[str, int]) -> list[str]:
+        """One line per listener that accepted connections since ``before``."""
+        out = []
+        for name, lst in self.listeners.items():
+            got = lst.since(before.get(name, 0))
+            if got:
+                sample = got[0][:80].decode(errors="replace")
+                out.append(f"{len(got)} connection(s) reached the host {name} (sent {sample!r})")
+        return out
+
+    def decoy_problem(self) -> str | None:
+        """Why the decoy is not running normally any more (killed, stopped), or ``None``."""
+        if self.decoy is None:
+            return None
+        code = self.decoy.poll()
+        if code is not None:
+            return f"the host decoy process {self.decoy.pid} was killed (status {code})"
+        with contextlib.suppress(OSError):
+            state = Path(f"/proc/{self.decoy.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state in ("T", "t"):
+                return f"the host decoy process {self.decoy.pid} was stopped or traced"
+        return None
+
+    def repair_decoy(self) -> None:
+        """Restart the decoy after an attack disturbed it."""
+        self.stop_decoy()
+        self.start_decoy()
+
+    def db_lock_problem(self, grace_s: float = 2.0) -> str | None:
+        """Whether a host writer is blocked: a write transaction with ``timeout=0`` must
+        succeed; retried for ``grace_s`` (a killed lock holder may still be exiting)."""
+        deadline = time.monotonic() + grace_s
+        first: str | None = None
+        while True:
+            try:
+                con = sqlite3.connect(self.db_path, timeout=0, isolation_level=None)
+                try:
+                    con.execute("BEGIN IMMEDIATE")
+                    con.execute(f"INSERT INTO {KB_TABLE} (content) VALUES ('host write')")
+                    con.execute("COMMIT")
+                finally:
+                    con.close()
+                return None
+            except sqlite3.Error as exc:
+                first = first or str(exc)
+                if time.monotonic() >= deadline:
+                    return (
+                        f"a host write to {self.db_path} still failed {grace_s:g} s after the "
+                        f"run: {first}"
+                    )
+                time.sleep(0.1)
+
+    # -- tear-down ---------------------------------------------------------------------------
+    def stop_decoy(self) -> None:
+        if self.decoy is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.decoy.pid, signal.SIGKILL)  # our own session: sh and its sleep
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                self.decoy.wait(5)
+            self.decoy = None
+
+    def close(self) -> None:
+        """Stop the listeners and the decoy and remove the bait files."""
+        for lst in self.listeners.values():
+            lst.close()
+        self.listeners = {}
+        self.stop_decoy()
+        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.other_run_dir, ignore_errors=True)
+
+    def __enter__(self) -> HostBait:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- what an attack leaves behind -------------------------------------------------------------
+def watched_dirs(project_dir: Path | None = None) -> list[Path]:
+    """Host directories scanned for files named with an attack's marker: the shared temporary
+    directories, the interpreter's site-packages, the project, ``/work`` and a few others."""
+    dirs = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path.home(), Path("/")]
+    dirs += [Path("/etc"), Path("/usr/local/lib"), Path(sys.prefix), Path(sys.base_prefix)]
+    for key in ("purelib", "platlib", "stdlib"):
+        with contextlib.suppress(KeyError):
+            dirs.append(Path(sysconfig.get_paths()[key]))
+    dirs += [Path(p) for p in sys.path if p and os.path.isdir(p)]
+    if project_dir is not None:
+        dirs.append(project_dir)
+    work = Path("/work")
+    if work.is_dir():
+        dirs.append(work)
+        with contextlib.suppress(OSError):
+            dirs += [p for p in work.iterdir() if p.is_dir()]
+    seen: dict[str, Path] = {}
+    for d in dirs:
+        with contextlib.suppress(OSError):
+            seen.setdefault(os.path.realpath(d), d)
+    return [Path(p) for p in seen]
+
+
+def _ipc_objects() -> set[tuple[str, int, int]]:
+    """``(kind, key, id)`` of every SysV IPC object visible from here."""
+    found: set[tuple[str, int, int]] = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            with contextlib.suppress(ValueError, IndexError):
+                found.add((kind, int(cols[0]), int(cols[1])))
+    return found
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Host state before a run: directory entries of the watched dirs and IPC objects."""
+
+    entries: frozenset[str]
+    ipc: frozenset[tuple[str, int, int]]
+
+
+def _entries(dirs: list[Path]) -> set[str]:
+    out: set[str] = set()
+    for d in dirs:
+        with contextlib.suppress(OSError):
+            out.update(str(d / name) for name in os.listdir(d))
+    return out
+
+
+def snapshot(dirs: list[Path]) -> Snapshot:
+    """Record the host state that :func:`leftovers` compares against."""
+    return Snapshot(frozenset(_entries(dirs)), frozenset(_ipc_objects()))
+
+
+def marker_processes(marker: str) -> list[tuple[int, str]]:
+    """``(pid, command line)`` of live processes whose command line holds ``marker``."""
+    found = []
+    needle = marker.encode()
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            raw = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in raw and state not in ("Z", "X"):
+            found.append((int(name), raw.replace(b"\0", b" ").decode(errors="replace")[:120]))
+    return found
+
+
+def leftovers(
+    before: Snapshot, dirs: list[Path], marker: str, ipc_key: int, wait_s: float = 5.0
+) -> list[str]:
+    """What the attack with ``marker`` left behind, one line per kind of leftover.
+
+    Processes get ``wait_s`` to disappear (a SIGKILL is delivered asynchronously).
+    """
+    problems = []
+    new = sorted(e for e in _entries(dirs) - before.entries if marker in os.path.basename(e))
+    if new:
+        problems.append(f"files left on the host: {new[:6]}")
+    objs = sorted(o for o in _ipc_objects() - before.ipc if o[1] == ipc_key)
+    if objs:
+        kinds = ", ".join(f"{kind} id {ident}" for kind, _, ident in objs)
+        problems.append(f"SysV IPC objects with key {ipc_key:#x} survive the run: {kinds}")
+    deadline = time.monotonic() + wait_s
+    procs = marker_processes(marker)
+    while procs and time.monotonic() < deadline:
+        time.sleep(0.1)
+        procs = marker_processes(marker)
+    if procs:
+        problems.append(f"{len(procs)} process(es) of the run survive it: {procs[:3]}")
+    return problems
+
+
+def _remove_ipc(kind: str, ident: int) -> None:
+    flag = {"shm": "-m", "msg": "-q", "sem": "-s"}[kind]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(["ipcrm", flag, str(ident)], capture_output=True, timeout=10, check=False)
+
+
+def clean_up(before: Snapshot, dirs: list[Path], marker: str, ipc_key: int) -> None:
+    """Remove what :func:`leftovers` reports (files, IPC objects, processes by pid)."""
+    for pid, _ in marker_processes(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for entry in _entries(dirs) - before.entries:
+        if marker not in os.path.basename(entry):
+            continue
+        path = Path(entry)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    for kind, key, ident in _ipc_objects() - before.ipc:
+        if key == ipc_key:
+            _remove_ipc(kind, ident)

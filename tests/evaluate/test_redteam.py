@@ -1,0 +1,162 @@
+"""Red team: every hostile candidate of ``costeer_lab.testing.ATTACKS`` must be contained.
+
+Each attack goes through the public path — ``suite.evaluator().evaluate(...)`` of the humaneval
+and alpha158 suites, a few through ``MultiEvaluator(suite.evaluators())``, and a handful
+through ``run_experiment`` with the scripted coder — and the harness checks the verdict, the
+feedback, what is left on the host and whether a host writer is blocked
+(see :mod:`costeer_lab.testing._redteam`). A failure message says exactly what leaked.
+
+The harness is tested too: benign correct solutions must come back as successes (so
+"contained" really depends on the verdict), a leaky toy evaluator must be caught on every
+attack, and each host check must see a planted leftover.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from costeer_lab.testing import (
+    ATTACKS,
+    AlwaysPassEvaluator,
+    Attack,
+    RedTeam,
+    benign_controls,
+    run_experiment_attacks,
+)
+from costeer_lab.testing._redteam_host import clean_up, leftovers, snapshot
+
+BY_NAME = {a.name: a for a in ATTACKS}
+
+
+@pytest.fixture(scope="module")
+def team() -> Iterator[RedTeam]:
+    """One harness session (bait, suites, one evaluator per suite) for the whole module."""
+    with RedTeam() as session:
+        yield session
+
+
+def _param(attack: Attack) -> object:
+    marks = [pytest.mark.slow] if attack.slow else []
+    return pytest.param(attack, id=attack.name, marks=marks)
+
+
+@pytest.mark.parametrize("attack", [_param(a) for a in ATTACKS])
+def test_attack_is_contained(team: RedTeam, attack: Attack) -> None:
+    result = team.run(attack)
+    assert result.contained, f"{attack.name} ({attack.route}): {result.detail}"
+
+
+MULTI = ["result_file_forge", "status_pipe_forge_crash", "project_reference_code", "sqlite_lock"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MULTI)
+def test_attack_is_contained_through_multi_evaluator(team: RedTeam, name: str) -> None:
+    result = team.run(BY_NAME[name], via="multi")
+    assert result.contained, f"{name} via MultiEvaluator: {result.detail}"
+
+
+#: Attacks handed to run_experiment, each on a task of its own (their code is task-agnostic).
+EXPERIMENT = {
+    "result_file_forge": "humaneval/1",
+    "always_equal_object": "humaneval/0",
+    "workdir_answer_key": "humaneval/13",
+    "installed_reference_solutions": "humaneval/16",
+    "shared_tmp_files": "humaneval/23",
+    "daemon_process": "humaneval/27",
+}
+
+
+@pytest.mark.slow
+def test_run_experiment_gives_attacks_no_success(team: RedTeam, tmp_path: Path) -> None:
+    attacks = [dataclasses.replace(BY_NAME[n], task_id=t) for n, t in EXPERIMENT.items()]
+    results = run_experiment_attacks(attacks, team=team, out=tmp_path / "run")
+    assert len(results) == len(attacks)
+    leaked = [f"{r.name}: {r.detail}" for r in results if not r.contained]
+    assert not leaked, "\n".join(leaked)
+
+
+# -- the harness cannot call a successful attack "contained" ----------------------------------
+def test_benign_controls_succeed_through_the_same_harness(team: RedTeam) -> None:
+    """Correct solutions, handed in like attacks, are judged successes — so they come back
+    *not* contained, and for that reason only (no canary or host check fires on them)."""
+    for control in benign_controls(team):
+        result = team.run(control)
+        assert result.final_decision is True, f"{control.name}: {result.detail}"
+        assert not result.contained
+        assert len(result.leaks) == 1 and "final_decision=True" in result.leaks[0], result.detail
+
+
+def test_a_leaky_evaluator_is_caught_on_every_attack() -> None:
+    """With a toy evaluator that accepts everything, no attack may be reported contained."""
+    toy = AlwaysPassEvaluator()
+    with RedTeam(evaluators={"humaneval": toy, "alpha158": toy}) as leaky:
+        missed = [a.name for a in ATTACKS if leaky.run(a).contained]
+    assert missed == []
+
+
+def test_host_checks_see_planted_leftovers(team: RedTeam) -> None:
+    """Files, processes and IPC objects carrying a marker are reported, then removed."""
+    team.start()
+    mark, key = "rtmkselftest" + str(os.getpid()), 0x5DFF0000 + os.getpid() % 65536
+    before = snapshot(team.dirs)
+    planted = Path(f"/dev/shm/costeer-selftest-{mark}")
+    planted.write_text("x")
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    proc = subprocess.Popen([f"costeer-selftest-{mark}", "60"], executable=sleep)
+    ipc = subprocess.run(["ipcmk", "-M", "4096", "-K", str(key)], capture_output=True, check=False)
+    try:
+        found = leftovers(before, team.dirs, mark, key, wait_s=0.2)
+        assert any(str(planted) in line for line in found), found
+        assert any("process" in line and str(proc.pid) in line for line in found), found
+        if ipc.returncode == 0:  # ipcmk may be missing
+            assert any("SysV IPC" in line for line in found), found
+    finally:
+        clean_up(before, team.dirs, mark, key)
+        proc.wait(10)
+    assert not planted.exists()
+    assert leftovers(before, team.dirs, mark, key, wait_s=0.2) == []
+
+
+def test_host_checks_see_a_blocked_writer_and_connections(team: RedTeam) -> None:
+    team.start()
+    holder = sqlite3.connect(team.bait.db_path, isolation_level=None)
+    holder.execute("BEGIN")
+    holder.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    try:
+        problem = team.bait.db_lock_problem(grace_s=0.3)
+        assert problem is not None and "locked" in problem
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert team.bait.db_lock_problem() is None
+
+    import socket
+
+    before = team.bait.connection_counts()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(str(team.bait.sock_path))
+        s.sendall(b"selftest")
+    deadline = time.monotonic() + 5
+    while not team.bait.new_connections(before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "unix socket" in " ".join(team.bait.new_connections(before))
+
+
+def test_attacks_are_well_formed() -> None:
+    names = [a.name for a in ATTACKS]
+    assert len(names) == len(set(names)) >= 30
+    routes = {a.route for a in ATTACKS}
+    assert {"forged_verdict", "read_ground_truth", "feedback_leak", "host_harm"} <= routes
+    assert "resource_escape" in routes
+    assert any(a.quick for a in ATTACKS)
