@@ -38,8 +38,33 @@ class FormatReport:
         self.lines.append(f"[FAIL] {text}")
 
 
-def read_factor(data: bytes, name: str = "result.parquet") -> FormatReport:
-    """Parse the candidate's output and run the format checks.
+def _too_large(data: bytes, name: str, max_rows: int, max_bytes: int) -> str | None:
+    """Why the Parquet file is refused before decoding (its footer states the rows and the
+    uncompressed size: a few kilobytes of constant columns can decode to gigabytes in the
+    trusted process), or ``None``. Unreadable footers are left to the parser's error."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    except Exception:
+        return None
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if meta.num_rows > max_rows:
+        return f"output: {name} has {meta.num_rows} rows; at most {max_rows} are read"
+    if size > max_bytes:
+        return f"output: {name} decodes to {size} bytes; at most {max_bytes} are read"
+    return None
+
+
+def read_factor(
+    data: bytes,
+    name: str = "result.parquet",
+    *,
+    max_rows: int = 5_000_000,
+    max_bytes: int = 512 * 1024 * 1024,
+) -> FormatReport:
+    """Parse the candidate's output and run the format checks. Files whose footer announces
+    more than ``max_rows`` rows or ``max_bytes`` uncompressed bytes are refused unread.
 
     Example:
         >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
@@ -49,6 +74,10 @@ def read_factor(data: bytes, name: str = "result.parquet") -> FormatReport:
         True
     """
     rep = FormatReport(None)
+    refused = _too_large(data, name, max_rows, max_bytes)
+    if refused is not None:
+        rep.fail(refused)
+        return rep
     try:
         frame = pd.read_parquet(io.BytesIO(data))
     except Exception as exc:  # any parse error is feedback

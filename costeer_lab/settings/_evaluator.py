@@ -46,6 +46,9 @@ class EvaluatorSettings(BaseModel):
     pyfunc_timeout_s: float = Field(default=10.0, gt=0)
     #: Characters of stdout/stderr kept in the ``execution`` section.
     max_feedback_chars: int = Field(default=4000, ge=200)
+    #: Most rows of a candidate's factor output that are decoded (Parquet files announcing
+    #: more are refused unread; with a ground truth the cap is 4x its rows + 10,000).
+    max_output_rows: int = Field(default=5_000_000, gt=0)
     #: Whether ``Suite.evaluators()`` adds the LLM code critic (off by default).
     critic_enabled: bool = False
     #: Chat model used by the LLM code critic.

@@ -126,3 +126,18 @@ def test_mean_ic_matches_a_pandas_reference(
     ranked = [x for x in ranked if np.isfinite(x)]
     if ranked:
         assert got_rank == pytest.approx(float(np.mean(ranked)), abs=1e-9)
+
+
+def test_outputs_announcing_too_many_rows_are_refused_unread() -> None:
+    """The footer is checked before decoding: a decompression bomb never reaches pandas."""
+    idx = pd.MultiIndex.from_product(
+        [pd.to_datetime(["2020-01-02", "2020-01-03"]), ["A", "B"]],
+        names=["datetime", "instrument"],
+    )
+    buf = io.BytesIO()
+    pd.DataFrame({"f": [1.0, 2, 3, 4]}, idx).to_parquet(buf)
+    assert read_factor(buf.getvalue(), max_rows=4).ok
+    rep = read_factor(buf.getvalue(), max_rows=3)
+    assert not rep.ok and rep.failures == ["output: result.parquet has 4 rows; at most 3 are read"]
+    rep = read_factor(buf.getvalue(), max_bytes=10)
+    assert not rep.ok and "decodes to" in rep.failures[0]
