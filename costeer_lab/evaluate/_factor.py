@@ -11,12 +11,13 @@ memory keyed by (workspace content hash, input files' paths, sizes and mtimes).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -244,7 +245,7 @@ class FactorEvaluator:
         timings["total_s"] = time.perf_counter() - t0
         if not decision:
             fps += [error_fingerprint(f"FactorCheckError: {f}") for f in failures]
-        return SingleFeedback(
+        feedback = SingleFeedback(
             execution=execution,
             return_checking="\n".join(lines),
             final_decision=decision,
@@ -252,3 +253,18 @@ class FactorEvaluator:
             timings=timings,
             details=details,
         )
+        return _apply_feedback_detail(feedback, s.feedback_detail, rep.failures)
+
+
+def _apply_feedback_detail(
+    fb: SingleFeedback, detail: str, format_failures: Sequence[str]
+) -> SingleFeedback:
+    """``detail == "verdict"``: ``return_checking`` keeps only the decision line and the format
+    failures (no comparison with the ground truth); other levels leave ``fb`` as it is."""
+    if detail != "verdict" or not fb.return_checking:
+        return fb
+    kept = {f"[FAIL] {f}" for f in format_failures}
+    lines = [ln for ln in fb.return_checking.splitlines() if ln in kept]
+    decision = [ln for ln in fb.return_checking.splitlines() if ln.startswith("decision:")]
+    lines += decision or [f"decision: {'SUCCESS' if fb.final_decision else 'FAIL'}"]
+    return dataclasses.replace(fb, return_checking="\n".join(lines))
