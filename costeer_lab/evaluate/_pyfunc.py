@@ -35,7 +35,8 @@ from costeer_lab.evaluate._factor import RunnerName, describe_run, make_runner
 from costeer_lab.evaluate._protocol import Runner, RunOutcome
 from costeer_lab.evaluate._pyfunc_answers import Answer, call_workspace, read_answers
 from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint
-from costeer_lab.evaluate._pyfunc_replay import Call, HiddenTests, PassResult
+from costeer_lab.evaluate._pyfunc_proxy import Call
+from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
 from costeer_lab.evaluate._pyfunc_runner import ANSWERS_FILE
 from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
 from costeer_lab.knowledge import extract_errors

@@ -42,18 +42,21 @@ class Answer:
     """What the candidate's process reported for one call.
 
     Attributes:
-        kind: ``value`` (returned ``encoded``), ``raised`` (an exception ``type_name`` with
-            ``message``), ``unencodable`` (returned a ``type_name`` that is not plain data) or
-            ``missing`` (no valid answer; ``message`` says why).
+        kind: ``value`` (returned ``encoded``), ``raised`` (an exception ``type_name`` whose
+            first builtin base class is ``base``, with ``message``), ``unencodable``
+            (returned a ``type_name`` that is not plain data) or ``missing`` (no valid
+            answer; ``message`` says why).
         encoded: the plain-data encoding of the returned value (``kind == "value"``).
         type_name: exception type or unencodable type, as the candidate named it.
         message: exception message, or why the answer is missing.
+        base: first builtin class of the exception's type (``raised``).
     """
 
     kind: AnswerKind
     encoded: Any = None
     type_name: str = ""
     message: str = ""
+    base: str = ""
 
     def value(self) -> Any:
         """A fresh copy of the returned value (exact builtin types only)."""
@@ -139,6 +142,7 @@ def _answer(record: dict[str, Any]) -> Answer | None:
             "raised",
             type_name=_short(record["raised"], _MAX_NAME_CHARS),
             message=_short(record.get("message"), _MAX_MESSAGE_CHARS),
+            base=_short(record.get("base"), _MAX_NAME_CHARS),
         )
     if "unencodable" in record and type(record["unencodable"]) is str:
         return Answer("unencodable", type_name=_short(record["unencodable"], _MAX_NAME_CHARS))

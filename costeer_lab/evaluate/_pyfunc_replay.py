@@ -8,15 +8,17 @@ canonical encoding of the arguments). Two kinds of passes:
 
 * **discovery** (:meth:`HiddenTests.discover`): a version of the tests whose ``assert``
   statements only evaluate their test expression and swallow its exceptions, so one pass
-  collects every call it can. An unknown call returns :data:`PENDING`, which absorbs
-  arithmetic and comparisons and raises on conversions (``bool``, ``iter``, ``float``, …);
+  collects every call it can. An unknown call returns ``PENDING``
+  (:mod:`~costeer_lab.evaluate._pyfunc_proxy`), which absorbs arithmetic and comparisons and
+  raises on conversions (``bool``, ``iter``, ``float``, …);
   calls whose arguments contain it are not collected (their arguments depend on answers not
   known yet: the next round collects them).
 * **replay** (:meth:`HiddenTests.replay`): the original tests, every call answered from the
   memo — the value decoded afresh, or the candidate's exception raised again as the builtin
-  exception of that name (else :class:`CandidateError`). ``AssertionError`` means failed, any
-  other exception error, completion passed. A call missing from the memo stops the pass and is
-  reported, so the caller runs it and replays again.
+  exception of that name or of its builtin base class (else ``CandidateError``).
+  ``AssertionError`` means failed, any other exception error, completion passed. A call
+  missing from the memo stops the pass and is reported, so the caller runs it and replays
+  again.
 
 Every pass starts from a fresh scope whose ``random`` module is a private copy seeded with the
 same seed (``import random`` and ``from random import …`` inside the tests get it), so tests
@@ -30,9 +32,7 @@ import ast
 import builtins
 import contextlib
 import functools
-import json
 import random
-import reprlib
 import sys
 import time
 import types
@@ -41,115 +41,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from costeer_lab.evaluate._plaindata import PlainDataError, decode, encode
 from costeer_lab.evaluate._pyfunc_answers import Answer
+from costeer_lab.evaluate._pyfunc_proxy import Call, Control, InvalidTests, Proxy
 
-__all__ = [
-    "PENDING",
-    "Call",
-    "CandidateError",
-    "HiddenTests",
-    "PassResult",
-    "UnsupportedReturnValue",
-    "describe_value",
-]
+__all__ = ["HiddenTests", "PassResult"]
 
 TESTS_FILENAME = "<hidden tests>"
 PROMPT_FILENAME = "<task prompt>"
 _SWALLOWED = "__costeer_discovery_swallows__"
 _MAX_STATEMENT_CHARS = 500
-
-
-class CandidateError(Exception):
-    """The candidate raised an exception that is not a builtin ``Exception`` type."""
-
-
-class UnsupportedReturnValue(Exception):
-    """The candidate returned a value that is not plain data."""
-
-
-class _PendingError(TypeError):
-    """A discovery pass tried to use an answer that is not known yet."""
-
-
-class _Control(BaseException):
-    """Ends a pass (a ``BaseException`` so that the tests' ``except Exception`` lets it by)."""
-
-
-class _Pending:
-    """The answer of a call that has not been made yet (discovery passes only)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<pending answer>"
-
-    def __hash__(self) -> int:
-        return 0
-
-    def _same(self, *args: object, **kwargs: object) -> _Pending:
-        return self
-
-    def _refuse(self, *args: object) -> Any:
-        raise _PendingError("the answer is not known yet")
-
-
-_UNARY = "eq ne lt le gt ge neg pos abs invert round trunc floor ceil getitem call getattr"
-_BINARY = "add sub mul truediv floordiv mod pow and or xor lshift rshift matmul divmod"
-_REFUSING = "bool iter len contains index int float complex str format bytes setitem delitem"
-for _name in _UNARY.split() + _BINARY.split() + ["r" + b for b in _BINARY.split()]:
-    setattr(_Pending, f"__{_name}__", _Pending._same)  # arithmetic and comparisons stay pending
-for _name in _REFUSING.split():
-    setattr(_Pending, f"__{_name}__", _Pending._refuse)  # conversions end the statement
-
-#: The answer of a call not made yet, in discovery passes.
-PENDING = _Pending()
-
-
-@dataclass(frozen=True)
-class Call:
-    """One call of the candidate's function, as plain data.
-
-    Attributes:
-        key: canonical JSON of ``encoded`` (the memo key).
-        encoded: ``[args, kwargs]`` encodings (see :mod:`~costeer_lab.evaluate._plaindata`).
-    """
-
-    key: str
-    encoded: Any
-
-    @classmethod
-    def of(cls, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Call:
-        """Record a call (raises ``PlainDataError`` when an argument is not plain data)."""
-        encoded = encode([list(args), dict(kwargs)])
-        return cls(json.dumps(encoded, sort_keys=True, separators=(",", ":")), encoded)
-
-    def describe(self, name: str, limit: int = 300) -> str:
-        """``name(arg, …, key=value)`` with long arguments abbreviated."""
-        args, kwargs = decode(self.encoded)
-        parts = [_short_repr(a) for a in args] + [
-            f"{k}={_short_repr(v)}" for k, v in kwargs.items()
-        ]
-        text = f"{name}({', '.join(parts)})"
-        return text if len(text) <= limit else text[: limit - 4] + "...)"
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 4, 12, 12, 8
-_REPR.maxset = _REPR.maxfrozenset = 12
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 80
-
-
-def _short_repr(value: object) -> str:
-    try:
-        return _REPR.repr(value)
-    except ValueError:  # an int beyond the str() digit limit
-        return f"<int of {value.bit_length()} bits>" if isinstance(value, int) else "<value>"
-
-
-def describe_value(value: object) -> str:
-    """Abbreviated repr of a returned value (feedback text)."""
-    return _short_repr(value)
 
 
 Status = Literal[
@@ -188,86 +88,6 @@ class PassResult:
     line: int | None = None
     statement: str = ""
     n_calls: int = 0
-
-
-class _Stop(_Control):
-    def __init__(self, status: Status, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-class _Proxy:
-    """Stands in for the candidate's function during a pass."""
-
-    def __init__(
-        self, name: str, memo: Mapping[str, Answer], discovery: bool, max_calls: int
-    ) -> None:
-        self.__name__ = self.__qualname__ = name
-        self._memo, self._discovery, self._max_calls = memo, discovery, max_calls
-        self.new: dict[str, Call] = {}
-        self.log: list[tuple[Call, Answer]] = []
-        self.raised: BaseException | None = None
-        self.stopped: _Control | None = None  # kept in case the tests swallow it
-
-    def _stop(self, exc: _Control) -> _Control:
-        self.stopped = self.stopped or exc
-        return exc
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.stopped is not None:
-            raise self.stopped
-        try:
-            call = Call.of(args, kwargs)
-        except PlainDataError as exc:
-            if exc.value_type is _Pending and self._discovery:
-                return PENDING
-            raise self._stop(
-                _Stop(
-                    "invalid",
-                    f"the hidden tests call {self.__name__}() with an argument that is not plain "
-                    f"data and cannot be sent to the candidate's process: {exc}",
-                )
-            ) from None
-        answer = self._memo.get(call.key)
-        if answer is None:
-            if call.key not in self.new:
-                if len(self._memo) + len(self.new) >= self._max_calls:
-                    raise self._stop(
-                        _Stop(
-                            "invalid",
-                            f"the hidden tests make more than {self._max_calls} distinct calls "
-                            f"of {self.__name__}()",
-                        )
-                    )
-                self.new[call.key] = call
-            if self._discovery:
-                return PENDING
-            raise self._stop(_Control("need calls"))
-        self.log.append((call, answer))
-        if answer.kind == "value":
-            return answer.value()
-        if answer.kind == "missing":
-            if self._discovery:
-                return PENDING
-            raise self._stop(_Control("no answer"))
-        if answer.kind == "raised":
-            self.raised = _trusted_exception(answer.type_name, answer.message)
-        else:
-            self.raised = UnsupportedReturnValue(
-                f"returned a {answer.type_name!r}, which is not plain data (return None, bool, "
-                "int, float, str, bytes, complex, or lists, tuples, dicts, sets of them)"
-            )
-        raise self.raised
-
-
-def _trusted_exception(type_name: str, message: str) -> Exception:
-    cls = getattr(builtins, type_name, None) if type_name.isidentifier() else None
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        try:
-            return cls(message)
-        except Exception:  # a constructor with other arguments (UnicodeDecodeError)
-            pass
-    return CandidateError(f"{type_name}: {message}" if message else type_name)
 
 
 def _private_random(seed: int) -> types.ModuleType:
@@ -351,7 +171,7 @@ def _deadline(seconds: float) -> Iterator[list[bool]]:
     def trace(frame: types.FrameType, event: str, arg: object) -> Any:
         if time.monotonic() > end:
             expired[0] = True
-            raise _Control("deadline")
+            raise Control("deadline")
         return trace if frame.f_code.co_filename in ours else None
 
     previous = sys.gettrace()
@@ -380,6 +200,7 @@ class HiddenTests:
         >>> ht = HiddenTests("def check(c):\\n    assert c(c(1)) == 3\\n", "", "inc")
         >>> [c.describe("inc") for c in ht.discover({}).new_calls]
         ['inc(1)']
+        >>> from costeer_lab.evaluate._plaindata import encode
         >>> memo = {Call.of((1,), {}).key: Answer("value", encode(2))}
         >>> [c.describe("inc") for c in ht.discover(memo).new_calls]
         ['inc(2)']
@@ -412,7 +233,7 @@ class HiddenTests:
         return self._pass(memo, discovery=False)
 
     def _pass(self, memo: Mapping[str, Answer], *, discovery: bool) -> PassResult:
-        proxy = _Proxy(self.entry_point, memo, discovery, self.max_calls)
+        proxy = Proxy(self.entry_point, memo, discovery, self.max_calls)
         scope: dict[str, Any] = {
             "__name__": "hidden_tests",
             "__builtins__": _builtins_with_random(self.seed),
@@ -425,13 +246,13 @@ class HiddenTests:
             except BaseException as exc:
                 failure = exc
         n = len(proxy.log)
-        if isinstance(failure, _Stop) and proxy.stopped is None:  # no check() function
-            return PassResult(failure.status, message=failure.message, n_calls=n)
-        if isinstance(proxy.stopped, _Stop):
-            return PassResult(proxy.stopped.status, message=proxy.stopped.message, n_calls=n)
+        if isinstance(failure, InvalidTests) and proxy.stopped is None:  # no check() function
+            return PassResult("invalid", message=failure.message, n_calls=n)
+        if isinstance(proxy.stopped, InvalidTests):
+            return PassResult("invalid", message=proxy.stopped.message, n_calls=n)
         if proxy.new:
             return PassResult("need_calls", new_calls=tuple(proxy.new.values()), n_calls=n)
-        if isinstance(proxy.stopped, _Control):  # a call without an answer
+        if isinstance(proxy.stopped, Control):  # a call without an answer
             call, answer = proxy.log[-1]
             return PassResult("no_answer", call=call, answer=answer, n_calls=n)
         if expired[0]:
@@ -450,7 +271,7 @@ class HiddenTests:
             by_candidate=failure is proxy.raised and proxy.raised is not None,
         )
 
-    def _execute(self, scope: dict[str, Any], proxy: _Proxy, discovery: bool) -> None:
+    def _execute(self, scope: dict[str, Any], proxy: Proxy, discovery: bool) -> None:
         if self._code.prompt is not None:
             # trusted public prompt: the tests' helpers (when it fails, they stay undefined and
             # the tests that need them report a NameError)
@@ -460,13 +281,13 @@ class HiddenTests:
         exec(self._code.discovery if discovery else self._code.tests, scope)
         check = scope.get("check")
         if not callable(check):
-            raise _Stop("invalid", "the hidden tests define no check(candidate) function")
+            raise InvalidTests("the hidden tests define no check(candidate) function")
         check(proxy)
 
     def _failure(
         self,
         status: Status,
-        proxy: _Proxy,
+        proxy: Proxy,
         failure: BaseException | None,
         **fields: Any,
     ) -> PassResult:

@@ -11,8 +11,9 @@ earlier answers:
 
 * first line: ``{"status": "loaded"}``, or ``{"status": "load_error", "error": ...}`` /
   ``{"status": "missing_entry_point"}`` (then the runner stops);
-* then per call: ``{"i": 3, "value": <encoding>}``, ``{"i": 3, "raised": "ValueError",
-  "message": ...}`` or ``{"i": 3, "unencodable": "numpy.ndarray"}``.
+* then per call: ``{"i": 3, "value": <encoding>}``, ``{"i": 3, "raised": "MyError", "base":
+  "ValueError", "message": ...}`` (``base``: the first builtin class of the exception's MRO)
+  or ``{"i": 3, "unencodable": "numpy.ndarray"}``.
 
 Nothing here is trusted: the candidate can change any of it. The evaluator reads the lines as
 the candidate's claims (see :mod:`costeer_lab.evaluate._pyfunc_answers`); the verdict is
@@ -56,6 +57,14 @@ def _type_name(tp: type) -> str:
     module = getattr(tp, "__module__", "")
     name = getattr(tp, "__qualname__", "?")
     return name if module == "builtins" else f"{module}.{name}"
+
+
+def _builtin_base(tp: type) -> str:
+    """Name of the first builtin class in ``tp``'s MRO (``class E(ValueError)``: ValueError)."""
+    for cls in getattr(tp, "__mro__", ()):
+        if getattr(cls, "__module__", "") == "builtins":
+            return str(cls.__name__)
+    return "BaseException"
 
 
 def _numpy_scalar(value: object) -> object:
@@ -128,7 +137,14 @@ def _run_calls(
             if job.get("tracebacks") and printed < MAX_TRACEBACKS:
                 traceback.print_exc()
                 printed += 1
-            emit({"i": i, "raised": type(exc).__name__, "message": _text(exc)})
+            emit(
+                {
+                    "i": i,
+                    "raised": type(exc).__name__,
+                    "base": _builtin_base(type(exc)),
+                    "message": _text(exc),
+                }
+            )
             continue
         try:
             encoded = codec.encode(value, default=_numpy_scalar)

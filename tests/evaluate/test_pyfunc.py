@@ -15,7 +15,8 @@ from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, InProcessRunner, PythonFunctionEvaluator
 from costeer_lab.evaluate._protocol import InProcessOutcome
 from costeer_lab.evaluate._pyfunc_answers import read_answers
-from costeer_lab.evaluate._pyfunc_replay import Call, HiddenTests
+from costeer_lab.evaluate._pyfunc_proxy import Call
+from costeer_lab.evaluate._pyfunc_replay import HiddenTests
 
 TASK = Task("t/f", "f", "A function.", extra={"entry_point": "f"})
 EXPECTED = 987654321  # the distinctive expected value of a hidden assertion
@@ -357,3 +358,11 @@ def test_discovery_collects_past_failing_asserts_and_pending_values() -> None:
     # c(y) waits for c(4); everything else is collected in the first pass
     assert [c.describe("f") for c in found.new_calls] == ["f(1)", "f(2)", "f(3)", "f(4)", "f(5)"]
     assert all(isinstance(c, Call) for c in found.new_calls)
+
+
+def test_feedback_detail_is_validated() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="feedback_detail"):
+        EvaluatorSettings(feedback_detail="everything")  # type: ignore[arg-type]
+    assert EvaluatorSettings().feedback_detail == "diagnostics"
