@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
@@ -187,11 +187,10 @@ class _Session:
                 return self._from_pass(result)
             pending = result.new_calls
 
-    def _timed(self, run_pass: Any) -> PassResult:
+    def _timed(self, run_pass: Callable[[Mapping[str, Answer]], PassResult]) -> PassResult:
         t0 = time.perf_counter()
         try:
-            result: PassResult = run_pass(self.memo)
-            return result
+            return run_pass(self.memo)
         finally:
             self.tests_s += time.perf_counter() - t0
 

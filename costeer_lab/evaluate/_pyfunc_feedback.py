@@ -91,7 +91,8 @@ def explain(verdict: Verdict, detail: Detail, entry: str, main_file: str) -> str
         return "[FAIL] the hidden tests failed"
     call = _call_text(r.call, entry)
     if status == "no_result":
-        return f"[FAIL] the candidate did not report a result for {call}: {_answer_text(r.answer)}"
+        why = r.answer.message if r.answer is not None else "no answer"
+        return f"[FAIL] the candidate did not report a result for {call}: {why}"
     if status == "assertion_failed":
         text = (
             f"[FAIL] assertion failed: a hidden test rejected the result of {call}\n"

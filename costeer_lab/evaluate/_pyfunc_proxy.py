@@ -24,6 +24,7 @@ __all__ = [
     "CandidateError",
     "Control",
     "InvalidTests",
+    "PendingError",
     "Proxy",
     "UnsupportedReturnValue",
     "describe_value",
@@ -38,7 +39,7 @@ class UnsupportedReturnValue(Exception):
     """The candidate returned a value that is not plain data."""
 
 
-class _PendingError(TypeError):
+class PendingError(TypeError):
     """A discovery pass tried to use an answer that is not known yet."""
 
 
@@ -61,7 +62,7 @@ class _Pending:
         return self
 
     def _refuse(self, *args: object) -> Any:
-        raise _PendingError("the answer is not known yet")
+        raise PendingError("the answer is not known yet")
 
 
 _UNARY = "eq ne lt le gt ge neg pos abs invert round trunc floor ceil getitem call getattr"

@@ -7,10 +7,11 @@ from a memo of the candidate's answers (plain data obtained from the sandbox, ke
 canonical encoding of the arguments). Two kinds of passes:
 
 * **discovery** (:meth:`HiddenTests.discover`): a version of the tests whose ``assert``
-  statements only evaluate their test expression and swallow its exceptions, so one pass
-  collects every call it can. An unknown call returns ``PENDING``
-  (:mod:`~costeer_lab.evaluate._pyfunc_proxy`), which absorbs arithmetic and comparisons and
-  raises on conversions (``bool``, ``iter``, ``float``, …);
+  statements only evaluate their test expression and swallow its exceptions, and whose other
+  statements are skipped when they need an answer not known yet
+  (:mod:`~costeer_lab.evaluate._pyfunc_discovery`), so one pass collects every call it can.
+  An unknown call returns ``PENDING`` (:mod:`~costeer_lab.evaluate._pyfunc_proxy`), which
+  absorbs arithmetic and comparisons and raises on conversions (``bool``, ``iter``, …);
   calls whose arguments contain it are not collected (their arguments depend on answers not
   known yet: the next round collects them).
 * **replay** (:meth:`HiddenTests.replay`): the original tests, every call answered from the
@@ -42,13 +43,25 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from costeer_lab.evaluate._pyfunc_answers import Answer
-from costeer_lab.evaluate._pyfunc_proxy import Call, Control, InvalidTests, Proxy
+from costeer_lab.evaluate._pyfunc_discovery import (
+    PENDING_ERROR_NAME,
+    PENDING_NAME,
+    SWALLOWED_NAME,
+    discovery_tree,
+)
+from costeer_lab.evaluate._pyfunc_proxy import (
+    PENDING,
+    Call,
+    Control,
+    InvalidTests,
+    PendingError,
+    Proxy,
+)
 
 __all__ = ["HiddenTests", "PassResult"]
 
 TESTS_FILENAME = "<hidden tests>"
 PROMPT_FILENAME = "<task prompt>"
-_SWALLOWED = "__costeer_discovery_swallows__"
 _MAX_STATEMENT_CHARS = 500
 
 
@@ -122,19 +135,6 @@ def _builtins_with_random(seed: int) -> dict[str, Any]:
     return scope_builtins
 
 
-class _SwallowAsserts(ast.NodeTransformer):
-    """``assert test, msg`` → ``try: test; except Exception: pass`` (discovery passes)."""
-
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        probe = ast.Try(
-            body=[ast.Expr(node.test)],
-            handlers=[ast.ExceptHandler(ast.Name(_SWALLOWED, ast.Load()), None, [ast.Pass()])],
-            orelse=[],
-            finalbody=[],
-        )
-        return ast.fix_missing_locations(ast.copy_location(probe, node))
-
-
 @dataclass(frozen=True)
 class _Compiled:
     tree: ast.Module
@@ -146,7 +146,7 @@ class _Compiled:
 @functools.lru_cache(maxsize=256)
 def _compile(tests: str, prompt: str) -> _Compiled:
     tree = ast.parse(tests, TESTS_FILENAME)
-    discovery = _SwallowAsserts().visit(ast.parse(tests, TESTS_FILENAME))
+    discovery = discovery_tree(tests, TESTS_FILENAME)
     code: types.CodeType | None = None
     for source in (prompt, prompt + "\n    pass\n"):  # a prompt may end at a bare signature
         try:
@@ -237,8 +237,10 @@ class HiddenTests:
         scope: dict[str, Any] = {
             "__name__": "hidden_tests",
             "__builtins__": _builtins_with_random(self.seed),
-            _SWALLOWED: Exception,
         }
+        if discovery:
+            scope.update({SWALLOWED_NAME: Exception, PENDING_NAME: PENDING})
+            scope[PENDING_ERROR_NAME] = PendingError
         failure: BaseException | None = None
         with _deadline(self.time_limit_s) as expired:
             try:

@@ -110,6 +110,24 @@ def test_arguments_that_depend_on_earlier_answers_take_more_rounds() -> None:
     assert nested.final_decision is True and nested.details["runs"] == 3
 
 
+def test_statements_that_need_unknown_answers_are_skipped_in_discovery() -> None:
+    cases = [(i, i + 1) for i in range(30)]
+    tests = (
+        f"def check(c):\n    for x, want in {cases}:\n        got = c(x)\n"
+        "        if got != want:\n            raise AssertionError(f'{x}: {got}')\n"
+    )
+    fb = evaluate("def f(x):\n    return x + 1\n", tests)
+    assert fb.final_decision is True and fb.details["calls"] == 30 and fb.details["runs"] == 1
+    assert evaluate("def f(x):\n    return x\n", tests).details["status"] == "assertion_failed"
+
+
+def test_no_call_is_made_with_a_stale_argument() -> None:
+    tests = "def check(c):\n    x = 0\n    x = int(c(1))\n    assert c(x + 100) == 103\n"
+    fb = evaluate("def f(x):\n    return x + 1\n", tests)
+    # discovery skips `x = int(c(1))` and makes x pending: no spurious f(100)
+    assert fb.final_decision is True and fb.details["calls"] == 2 and fb.details["runs"] == 2
+
+
 def test_too_many_rounds_is_a_clear_failure() -> None:
     tests = (
         "def check(c):\n    x = 0\n    for _ in range(20):\n        x = c(x)\n    assert x == 20\n"
