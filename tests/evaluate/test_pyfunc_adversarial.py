@@ -228,3 +228,36 @@ def test_the_hidden_tests_cannot_be_found_from_the_candidates_process(
     assert report["scanned"] > 10  # it did look around
     assert report["check_functions"] == 0
     assert report["fs"] == report["memory"] == report["frames"] == report["proc"] == []
+
+
+MANY = Workspace(
+    {"tests.py": "def check(c):\n" + "".join(f"    assert c({i}) == {i + 1}\n" for i in range(5))}
+)
+TASK_F = Task("adv/f", "f", "Add one.", extra={"entry_point": "f"})
+
+
+@pytest.fixture(scope="module")
+def quick() -> Iterator[PythonFunctionEvaluator]:
+    ev = PythonFunctionEvaluator(settings=EvaluatorSettings(pyfunc_timeout_s=2))
+    yield ev
+    ev.close()
+
+
+def test_a_hang_names_the_running_call(quick: PythonFunctionEvaluator) -> None:
+    src = "def f(x):\n    while x == 2:\n        pass\n    return x + 1\n"
+    fb = quick.evaluate(TASK_F, Workspace({"main.py": src}), MANY)
+    assert fb.final_decision is False and fb.details["status"] == "no_result"
+    assert "time limit" in fb.execution
+    assert (fb.return_checking or "").startswith(
+        "[FAIL] the candidate did not report a result for f(2): "
+        "the run stopped while this call was running (wall-clock limit"
+    )
+
+
+def test_answers_before_a_crash_are_kept(quick: PythonFunctionEvaluator) -> None:
+    # call 0 answers wrongly, call 2 kills the process: the first failure is the answer
+    src = "import os\n\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), 9)\n    return x\n"
+    fb = quick.evaluate(TASK_F, Workspace({"main.py": src}), MANY)
+    assert fb.details["status"] == "assertion_failed"
+    assert "rejected the result of f(0)\n  it returned: 0" in (fb.return_checking or "")
+    assert "SIGKILL" in fb.execution
