@@ -137,6 +137,14 @@ def test_too_many_rounds_is_a_clear_failure() -> None:
     assert "more than 8 rounds" in (fb.return_checking or "")
 
 
+def test_too_many_calls_is_a_clear_failure() -> None:
+    tests = "def check(c):\n    for i in range(10_001):\n        assert c(i) == i\n"
+    fb = evaluate("def f(x):\n    return x\n", tests)
+    assert fb.final_decision is False and fb.details["status"] == "invalid"
+    assert "more than 10000 distinct calls of f()" in (fb.return_checking or "")
+    assert fb.details["runs"] == 0 and fb.execution == "Not run."
+
+
 def test_independent_calls_are_collected_in_one_round() -> None:
     tests = "def check(c):\n" + "".join(f"    assert c({i}) == {i * 2}\n" for i in range(50))
     fb = evaluate("def f(x):\n    return 2 * x\n", tests)

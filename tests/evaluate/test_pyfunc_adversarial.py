@@ -209,7 +209,7 @@ def scan_processes():
 
 def solve(x):
     if not scanned:
-        scan_files(time.monotonic() + 6)
+        scan_files(time.monotonic() + 3)
         scan_memory()
         scan_processes()
         print("SEARCH-REPORT " + json.dumps({"scanned": scanned, **hits}))
