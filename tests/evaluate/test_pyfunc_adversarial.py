@@ -151,10 +151,14 @@ def scan_files(deadline):
     seen = set()
     for top in (".", "/sandbox", "/tmp", "/root", "/work", "/"):
         for root, dirs, files in os.walk(top):
+            if time.monotonic() > deadline:
+                return
             dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/dev")]
             for name in files:
                 path = os.path.realpath(os.path.join(root, name))
-                if path in seen or time.monotonic() > deadline:
+                if time.monotonic() > deadline:
+                    return
+                if path in seen:
                     continue
                 seen.add(path)
                 try:
@@ -209,10 +213,14 @@ def scan_processes():
 
 def solve(x):
     if not scanned:
-        scan_files(time.monotonic() + 3)
+        t0 = time.monotonic()
+        scan_files(t0 + 3)
+        t1 = time.monotonic()
         scan_memory()
+        t2 = time.monotonic()
         scan_processes()
-        print("SEARCH-REPORT " + json.dumps({"scanned": scanned, **hits}))
+        times = [round(t1 - t0, 2), round(t2 - t1, 2), round(time.monotonic() - t2, 2)]
+        print("SEARCH-REPORT " + json.dumps({"scanned": scanned, "times": times, **hits}))
     return 0
 """
 
