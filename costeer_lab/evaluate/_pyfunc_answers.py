@@ -10,6 +10,7 @@ answer. A lying candidate only hurts itself: the verdict needs the *right* answe
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -105,14 +106,18 @@ def call_workspace(
         "calls": list(calls),
     }
     files = {k: v for k, v in implementation.files.items() if k != ANSWERS_FILE}
-    files.update(
-        {
-            RUNNER_FILE: inspect.getsource(_pyfunc_runner),
-            CODEC_FILE: inspect.getsource(_plaindata),
-            CALLS_FILE: json.dumps(job),
-        }
-    )
+    files.update(_sources())
+    files[CALLS_FILE] = json.dumps(job)
     return Workspace(files, RUNNER_FILE)
+
+
+@functools.cache
+def _sources() -> dict[str, str]:
+    """The runner's and the codec's source, copied into every run directory."""
+    return {
+        RUNNER_FILE: inspect.getsource(_pyfunc_runner),
+        CODEC_FILE: inspect.getsource(_plaindata),
+    }
 
 
 def _short(text: object, limit: int) -> str:

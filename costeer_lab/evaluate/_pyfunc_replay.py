@@ -245,6 +245,8 @@ class HiddenTests:
         with _deadline(self.time_limit_s) as expired:
             try:
                 self._execute(scope, proxy, discovery)
+            except KeyboardInterrupt:
+                raise  # the user's, never the candidate's (its exceptions are Exceptions here)
             except BaseException as exc:
                 failure = exc
         n = len(proxy.log)
