@@ -93,6 +93,7 @@ def _load(main_file: str, name: str) -> Any:
 
 def main() -> int:
     """Run the calls of ``_costeer_calls.json``; returns the exit code."""
+    sys.dont_write_bytecode = True  # one-off imports in a fresh directory: caches only cost
     codec: Any = importlib.import_module(os.path.splitext(CODEC_FILE)[0])
     with open(CALLS_FILE, encoding="utf-8") as fh:
         job = json.load(fh)
