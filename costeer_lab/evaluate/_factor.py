@@ -15,13 +15,14 @@ reference's output (which could show its values); the full text goes to the log.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,7 +165,10 @@ class FactorEvaluator:
         with self._lock:
             if (which, spec) not in self._runners:
                 self._runners[which, spec] = make_runner(
-                    spec, self.settings, self.settings.factor_timeout_s
+                    spec,
+                    self.settings,
+                    self.settings.factor_timeout_s,
+                    packages=tuple(self.settings.factor_packages),
                 )
             return self._runners[which, spec]
 
@@ -243,7 +247,7 @@ class FactorEvaluator:
             implementation, inputs=self.inputs, collect=[self.output_file]
         )
         timings = {"run_s": outcome.duration_s}
-        isolation = {"isolation": isolation_of(outcome)}
+        isolation = {"isolation": isolation_of(outcome), "feedback_detail": s.feedback_detail}
         ran, execution = describe_run(outcome, s.max_feedback_chars)
         fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
         if not ran:
@@ -277,7 +281,10 @@ class FactorEvaluator:
             try:
                 truth_rows = len(self.ground_truth_result(gt_implementation))
             except GroundTruthError as exc:
-                return not_evaluated(exc, timings)
+                return dataclasses.replace(
+                    not_evaluated(exc, timings),
+                    details={**isolation, "infrastructure_error": str(exc)},
+                )
             timings["ground_truth_s"] = time.perf_counter() - t1
             max_rows = min(max_rows, 4 * truth_rows + 10_000)
         rep = read_factor(data, self.output_file, max_rows=max_rows)
@@ -296,7 +303,7 @@ class FactorEvaluator:
         timings["total_s"] = time.perf_counter() - t0
         if not decision:
             fps += [error_fingerprint(f"FactorCheckError: {f}") for f in failures]
-        return SingleFeedback(
+        feedback = SingleFeedback(
             execution=execution,
             return_checking="\n".join(lines),
             final_decision=decision,
@@ -304,3 +311,18 @@ class FactorEvaluator:
             timings=timings,
             details=details,
         )
+        return _apply_feedback_detail(feedback, s.feedback_detail, rep.failures)
+
+
+def _apply_feedback_detail(
+    fb: SingleFeedback, detail: str, format_failures: Sequence[str]
+) -> SingleFeedback:
+    """``detail == "verdict"``: ``return_checking`` keeps only the decision line and the format
+    failures (no comparison with the ground truth); other levels leave ``fb`` as it is."""
+    if detail != "verdict" or not fb.return_checking:
+        return fb
+    kept = {f"[FAIL] {f}" for f in format_failures}
+    lines = [ln for ln in fb.return_checking.splitlines() if ln in kept]
+    decision = [ln for ln in fb.return_checking.splitlines() if ln.startswith("decision:")]
+    lines += decision or [f"decision: {'SUCCESS' if fb.final_decision else 'FAIL'}"]
+    return dataclasses.replace(fb, return_checking="\n".join(lines))

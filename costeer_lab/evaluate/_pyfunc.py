@@ -2,56 +2,78 @@
 
 The task carries the public part (``extra["entry_point"]``, ``extra["prompt"]``); the ground
 truth workspace carries the hidden tests in ``tests.py`` (a ``check(candidate)`` function, as in
-HumanEval). The candidate's files, the tests and a small harness run together in the runner
-(the sandbox by default); the harness reports which assertion failed, the value its left side
-evaluated to, and the traceback.
+HumanEval).
+
+The verdict is decided in this (trusted) process, which never runs candidate code, and the
+hidden tests — with their expected values — never enter the candidate's process:
+
+1. The tests run here with a recording proxy in place of the candidate's function
+   (:mod:`~costeer_lab.evaluate._pyfunc_replay`); a *discovery* pass collects the calls they
+   make, as plain data.
+2. One sandbox run (the runner) imports the candidate's main file and makes those calls
+   (:mod:`~costeer_lab.evaluate._pyfunc_runner`); the answers come back as plain data only
+   (:mod:`~costeer_lab.evaluate._plaindata`), read defensively as the candidate's claims
+   (:mod:`~costeer_lab.evaluate._pyfunc_answers`).
+3. Repeat while the tests make new calls (arguments that depend on earlier answers), at most
+   :data:`MAX_RUNS` runs; then *replay* the original tests on the answers: an
+   ``AssertionError`` means failed, another exception error, completion passed.
+
+How much the feedback tells the coder is ``settings.feedback_detail`` (see
+:mod:`~costeer_lab.evaluate._pyfunc_feedback`).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.evaluate._factor import RunnerName, describe_run, make_runner
-from costeer_lab.evaluate._protocol import Runner
-from costeer_lab.evaluate._pyfunc_harness import (
-    CONFIG_FILE,
-    HARNESS_FILE,
-    HARNESS_SOURCE,
-    RESULT_FILE,
-    TESTS_FILE,
-)
+from costeer_lab.evaluate._factor import RunnerName, describe_run, isolation_of, make_runner
+from costeer_lab.evaluate._protocol import Runner, RunOutcome
+from costeer_lab.evaluate._pyfunc_answers import Answer, call_workspace, read_answers
+from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint
+from costeer_lab.evaluate._pyfunc_proxy import Call
+from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
+from costeer_lab.evaluate._pyfunc_runner import ANSWERS_FILE
 from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
-from costeer_lab.knowledge import error_fingerprint, extract_errors
+from costeer_lab.knowledge import extract_errors
 
 __all__ = ["PythonFunctionEvaluator"]
 
 #: Name of the hidden test file inside the ground-truth workspace.
 GT_TESTS_FILE = "tests.py"
+#: Sandbox runs of one evaluation (rounds of calls whose arguments depend on answers).
+MAX_RUNS = 8
+#: Distinct calls of the candidate's function in one evaluation.
+MAX_CALLS = 10_000
+#: Seed of the private ``random`` module of the hidden tests (the same in every pass).
+TESTS_SEED = 0
 
 
 class PythonFunctionEvaluator:
     """Run a task's hidden tests against the candidate's function.
 
     Without a ground truth (no tests), success means the main file loads and defines the
-    entry point.
+    entry point. See the module docstring for how the tests and the candidate are kept apart.
 
     Args:
         runner: ``"sandbox"`` (default), ``"inprocess"`` (trusted code only) or a runner object.
-        settings: limits and feedback size (default: the ``evaluator`` settings section).
+        settings: limits and feedback detail (default: the ``evaluator`` settings section).
 
     Example:
         >>> task = Task("demo/inc", "inc", "Add one.", extra={"entry_point": "inc"})
         >>> gt = Workspace({"main.py": "def inc(x):\\n    return x + 1\\n",
         ...                 "tests.py": "def check(c):\\n    assert c(1) == 2\\n"})
         >>> ev = PythonFunctionEvaluator(runner="inprocess")
-        >>> ev.evaluate(task, Workspace({"main.py": "def inc(x):\\n    return x\\n"}), gt
-        ...             ).final_decision
+        >>> fb = ev.evaluate(task, Workspace({"main.py": "def inc(x):\\n    return x\\n"}), gt)
+        >>> fb.final_decision
         False
+        >>> print(fb.return_checking)
+        [FAIL] assertion failed: a hidden test rejected the result of inc(1)
+          it returned: 1
     """
 
     def __init__(
@@ -70,7 +92,10 @@ class PythonFunctionEvaluator:
         with self._lock:
             if self._runner_obj is None:
                 self._runner_obj = make_runner(
-                    self._runner_name, self.settings, self.settings.pyfunc_timeout_s
+                    self._runner_name,
+                    self.settings,
+                    self.settings.pyfunc_timeout_s,
+                    packages=tuple(self.settings.pyfunc_packages),
                 )
             return self._runner_obj
 
@@ -96,73 +121,166 @@ class PythonFunctionEvaluator:
     def evaluate(
         self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
     ) -> SingleFeedback:
-        """Run the hidden tests; the feedback names the failing assertion."""
+        """Run the hidden tests; the feedback's detail follows ``settings.feedback_detail``."""
         entry = task.extra.get("entry_point")
         if not isinstance(entry, str) or not entry:
             raise InvalidInputError(
                 f"task {task.id!r} has no extra['entry_point']; expected the function name"
             )
-        tests = None if gt_implementation is None else gt_implementation.files.get(GT_TESTS_FILE)
-        files = dict(implementation.files)
-        config = {
-            "main_file": implementation.main_file,
-            "entry_point": entry,
-            "has_tests": tests is not None,
-        }
-        files.update({HARNESS_FILE: HARNESS_SOURCE, CONFIG_FILE: json.dumps(config)})
-        if tests is not None:
-            files[TESTS_FILE] = tests
         t0 = time.perf_counter()
-        outcome = self._runner().run(Workspace(files, HARNESS_FILE), collect=[RESULT_FILE])
-        ran, execution = describe_run(outcome, self.settings.max_feedback_chars)
-        fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
-        raw = outcome.outputs.get(RESULT_FILE)
-        result: dict[str, Any] = {}
-        if raw is not None:
+        tests = None if gt_implementation is None else gt_implementation.files.get(GT_TESTS_FILE)
+        prompt = task.extra.get("prompt")
+        session = _Session(self, implementation, entry, prompt if isinstance(prompt, str) else "")
+        verdict = session.verdict(tests)
+        return session.feedback(verdict, time.perf_counter() - t0)
+
+
+class _Session:
+    """One evaluation: the memo of answers and the sandbox runs made so far."""
+
+    def __init__(
+        self, ev: PythonFunctionEvaluator, implementation: Workspace, entry: str, prompt: str
+    ) -> None:
+        self.ev, self.implementation, self.entry, self.prompt = ev, implementation, entry, prompt
+        self.detail: Detail = ev.settings.feedback_detail
+        self.memo: dict[str, Answer] = {}
+        self.runs: list[RunOutcome] = []
+        self.tests_s = 0.0
+
+    def verdict(self, tests: str | None) -> Verdict:
+        """Discover, run, replay (see the module docstring)."""
+        hidden: HiddenTests | None = None
+        if tests is not None:
             try:
-                result = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                result = {}
-        status = result.get("status", "no_result")
-        checking = _explain(status, result, entry, implementation.main_file, tests is not None)
-        decision = ran and status == "passed"
-        if status == "no_result" and not fps:
-            fps.append(error_fingerprint(outcome.error or "ExecutionError: no test result"))
-        if status == "assertion_failed":
-            fps.append(error_fingerprint(f"AssertionError: {result.get('statement', '')}"))
+                hidden = HiddenTests(
+                    tests,
+                    self.prompt,
+                    self.entry,
+                    seed=TESTS_SEED,
+                    max_calls=MAX_CALLS,
+                    time_limit_s=self.ev.settings.pyfunc_timeout_s,
+                )
+            except (SyntaxError, ValueError) as exc:
+                return Verdict("invalid", message=f"they do not compile: {exc}")
+        pending: tuple[Call, ...] = ()
+        while True:
+            if hidden is not None and not pending:
+                found = self._timed(hidden.discover)
+                if found.status == "need_calls":
+                    pending = found.new_calls
+                elif found.status != "passed":
+                    return self._from_pass(found)
+            if pending or not self.runs:
+                if len(self.runs) >= MAX_RUNS:
+                    return Verdict(
+                        "invalid",
+                        message=f"the tests needed more than {MAX_RUNS} rounds of calls "
+                        "(arguments that depend on earlier answers)",
+                    )
+                stop = self._run(pending)
+                if stop is not None:
+                    return stop
+                if pending:
+                    pending = ()
+                    continue  # discover again: new answers may lead to new calls
+            if hidden is None:
+                return Verdict("passed", has_tests=False)
+            result = self._timed(hidden.replay)
+            if result.status != "need_calls":
+                return self._from_pass(result)
+            pending = result.new_calls
+
+    def _timed(self, run_pass: Callable[[Mapping[str, Answer]], PassResult]) -> PassResult:
+        t0 = time.perf_counter()
+        try:
+            return run_pass(self.memo)
+        finally:
+            self.tests_s += time.perf_counter() - t0
+
+    def _from_pass(self, result: PassResult) -> Verdict:
+        status = {"no_answer": "no_result"}.get(result.status, result.status)
+        return Verdict(status, result=result, message=result.message)
+
+    def _run(self, calls: Sequence[Call]) -> Verdict | None:
+        """Make ``calls`` in one run; record the answers. A verdict when loading failed."""
+        workspace = call_workspace(
+            self.implementation,
+            self.entry,
+            [c.encoded for c in calls],
+            tracebacks=self.detail != "verdict",
+        )
+        outcome = self.ev._runner().run(workspace, collect=[ANSWERS_FILE])
+        self.runs.append(outcome)
+        report = read_answers(outcome.outputs.get(ANSWERS_FILE), len(calls))
+        if report.status == "no_status":
+            why = outcome.error or f"exit code {outcome.returncode}"
+            return Verdict(
+                "no_result",
+                message=f"the run ended ({why}) before {self.implementation.main_file} "
+                "finished loading",
+            )
+        if report.status != "loaded":
+            return Verdict(report.status, message=report.error)
+        unanswered = [i for i in range(len(calls)) if i not in report.answers]
+        running = next((i for i in unanswered if i not in report.rejected), None)
+        for i, call in enumerate(calls):
+            answer = report.answers.get(i)
+            if answer is None:
+                why = (
+                    "its answer line was invalid or repeated"
+                    if i in report.rejected
+                    else self._why_missing(i, running, calls, outcome)
+                )
+                answer = Answer("missing", message=why)
+            self.memo[call.key] = answer
+        return None
+
+    def _why_missing(
+        self, i: int, running: int | None, calls: Sequence[Call], outcome: RunOutcome
+    ) -> str:
+        if outcome.ok:
+            return "the candidate's process ended without answering it"
+        why = outcome.error or f"exit code {outcome.returncode}"
+        if i == running:
+            return f"the run stopped while this call was running ({why})"
+        other = calls[running].describe(self.entry) if running is not None else "another call"
+        return f"the run stopped ({why}) before this call, while {other} was running"
+
+    def feedback(self, verdict: Verdict, total_s: float) -> SingleFeedback:
+        """The :class:`SingleFeedback` of a verdict."""
+        described = [describe_run(o, self.ev.settings.max_feedback_chars) for o in self.runs]
+        ran = bool(described) and all(ok for ok, _ in described)
+        # the execution section shows the first run that failed, else the last one
+        shown = next((i for i, (ok, _) in enumerate(described) if not ok), len(described) - 1)
+        execution = described[shown][1] if described else "Not run."
+        r = verdict.result
+        loading = verdict.status in ("load_error", "missing_entry_point") or (
+            verdict.status == "no_result" and r.call is None
+        )
+        if self.detail == "verdict" and not loading:
+            execution = execution.split("\n", 1)[0]  # whether it ran, not what it printed
+        fps = [fp for o in self.runs if o.stderr for fp, _ in extract_errors(o.stderr)]
+        extra = fingerprint(verdict, self.detail, self.runs[shown].error if described else None)
+        if extra:
+            fps.append(extra)
         return SingleFeedback(
             execution=execution,
-            return_checking=checking,
-            final_decision=decision,
+            return_checking=explain(
+                verdict, self.detail, self.entry, self.implementation.main_file
+            ),
+            final_decision=ran and verdict.status == "passed",
             error_fingerprints=tuple(dict.fromkeys(fps)),
-            timings={"run_s": outcome.duration_s, "total_s": time.perf_counter() - t0},
-            details={"status": status, "line": result.get("line")},
+            timings={
+                "run_s": sum(o.duration_s for o in self.runs),
+                "tests_s": self.tests_s,
+                "total_s": total_s,
+            },
+            details={
+                "status": verdict.status,
+                "line": r.line,
+                "feedback_detail": self.detail,
+                "calls": len(self.memo),
+                "runs": len(self.runs),
+                "isolation": isolation_of(self.runs[-1]) if self.runs else "",
+            },
         )
-
-
-def _explain(
-    status: str, result: dict[str, Any], entry: str, main_file: str, has_tests: bool
-) -> str:
-    where = f" (hidden test line {result['line']})" if result.get("line") else ""
-    if status == "passed":
-        return (
-            "[ok] all hidden tests passed"
-            if has_tests
-            else (f"[ok] {main_file} defines {entry}() (no hidden tests given)")
-        )
-    if status == "assertion_failed":
-        text = f"[FAIL] assertion failed{where}: {result.get('statement')}"
-        if result.get("left") is not None:
-            text += f"\n  left-hand side evaluated to: {result['left']}"
-        if result.get("message"):
-            text += f"\n  message: {result['message']}"
-        return text
-    if status == "error":
-        return f"[FAIL] an exception was raised while testing{where}: {result.get('error')}" + (
-            f"\n  in: {result['statement']}" if result.get("statement") else ""
-        )
-    if status == "load_error":
-        return f"[FAIL] {main_file} could not be loaded: {result.get('error')}"
-    if status == "missing_entry_point":
-        return f"[FAIL] {main_file} does not define a function named {entry!r}"
-    return "[FAIL] the tests did not report a result (the run was killed or timed out)"

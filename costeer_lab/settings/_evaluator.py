@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 __all__ = ["EvaluatorSettings"]
@@ -44,11 +46,24 @@ class EvaluatorSettings(BaseModel):
     memory_mb: int = Field(default=4096, gt=0)
     #: Wall-time limit of one HumanEval-style test run (seconds).
     pyfunc_timeout_s: float = Field(default=10.0, gt=0)
+    #: Libraries a factor candidate may import besides the standard library (with what they
+    #: require); every other installed package is invisible to it (see the sandbox).
+    factor_packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow")
+    #: Libraries a HumanEval-style candidate may import (their contract: the standard library).
+    pyfunc_packages: tuple[str, ...] = ()
     #: Characters of stdout/stderr kept in the ``execution`` section.
     max_feedback_chars: int = Field(default=4000, ge=200)
     #: Most rows of a candidate's factor output that are decoded (Parquet files announcing
     #: more are refused unread; with a ground truth the cap is 4x its rows + 10,000).
     max_output_rows: int = Field(default=5_000_000, gt=0)
+    #: How much feedback tells the coder about the hidden checks. ``"verdict"``: pass/fail and
+    #: whether the code ran (load errors of the candidate's own code are still named; factor
+    #: checks keep the decision line and format failures). ``"diagnostics"`` (default): also
+    #: which hidden test call failed, its arguments and what the candidate returned or
+    #: raised — never an expected value nor the assertion's text. ``"full"`` (as RD-Agent):
+    #: also the failing assertion statement, its line and message, which may contain the
+    #: expected value.
+    feedback_detail: Literal["verdict", "diagnostics", "full"] = "diagnostics"
     #: Whether ``Suite.evaluators()`` adds the LLM code critic (off by default).
     critic_enabled: bool = False
     #: Chat model used by the LLM code critic.

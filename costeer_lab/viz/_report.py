@@ -100,7 +100,7 @@ def _integrity_block(r: pd.DataFrame) -> str:
                 .size()
                 .rename("attempts")
                 .reset_index()
-            )  # fmt: skip
+            )
         )
     else:
         notes.append('<p class="note">No infrastructure errors.</p>')

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.evaluate import EvaluatorSettings
 from costeer_lab.suites import load_suite, make_panel, parse_task_document
 
 FACTOR_GT = """\
@@ -80,8 +81,11 @@ def test_json_python_function_file(tmp_path: Path) -> None:
     gt = suite.ground_truth("add")
     ev = suite.evaluator(runner="inprocess")
     assert ev.evaluate(task, Workspace({"main.py": gt.code}), gt).final_decision is True
-    fb = ev.evaluate(task, Workspace({"main.py": "def add(a, b):\n    return a * b\n"}), gt)
-    assert "assert f(1, 2) == 3" in (fb.return_checking or "")
+    wrong = Workspace({"main.py": "def add(a, b):\n    return a * b\n"})
+    fb = ev.evaluate(task, wrong, gt)
+    assert "add(1, 2)" in (fb.return_checking or "") and "== 3" not in (fb.return_checking or "")
+    full = suite.evaluator(runner="inprocess", settings=EvaluatorSettings(feedback_detail="full"))
+    assert "assert f(1, 2) == 3" in (full.evaluate(task, wrong, gt).return_checking or "")
 
 
 T = {"id": "a", "name": "A", "description": "d"}
