@@ -503,7 +503,9 @@ class RedTeam:
                 f"{TRUSTED_CPU_S:g} s, {TRUSTED_RSS_MB:g} MiB)"
             )
         if fb is not None and fb.final_decision is True:
-            leaks.append(f"final_decision=True for code that does not solve {attack.task_id}")
+            leaks.append(
+                f"final_decision=True: the evaluator accepted this code for {attack.task_id}"
+            )
         if error is not None and not error.startswith("GroundTruthError"):  # no verdict: fine
             leaks.append(f"the evaluator raised {error[:200]}")
         parts = _feedback_text(fb, error)

@@ -82,7 +82,6 @@ class Listener:
 
     def since(self, index: int) -> list[bytes]:
         """What the connections after the first ``index`` ones sent."""
-        time.sleep(0.05)  # a connection made at the very end of a run is still being read
         with self._lock:
             return [data for _, data in self.received[index:]]
 
@@ -209,6 +208,7 @@ class HostBait:
     def new_connections(self, before: dict[str, int]) -> list[str]:
         """One line per listener that accepted connections since ``before``."""
         out = []
+        time.sleep(0.05)  # a connection made at the very end of a run is still being read
         for name, lst in self.listeners.items():
             got = lst.since(before.get(name, 0))
             if got:
