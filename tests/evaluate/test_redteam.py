@@ -157,7 +157,7 @@ def test_host_checks_see_a_blocked_writer_and_connections(team: RedTeam) -> None
     holder.execute("BEGIN")
     holder.execute("SELECT count(*) FROM sqlite_master").fetchall()
     try:
-        problem = team.bait.db_lock_problem(grace_s=0.3)
+        problem = team.bait.db_lock_problem(wait_s=0.3)
         assert problem is not None and "locked" in problem
     finally:
         holder.execute("COMMIT")
