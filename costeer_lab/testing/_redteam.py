@@ -1,8 +1,10 @@
 """Red team for evaluation integrity: run hostile candidates through the public path and check
 that each one is contained.
 
-Treat the evaluator as a security boundary. An :class:`Attack` (see
-:mod:`costeer_lab.testing._redteam_attacks`) is handed in exactly as a coder's code would be —
+Treat the evaluator as a security boundary. An :class:`Attack` (what one is:
+:mod:`~costeer_lab.testing._redteam_base`; the programs: ``_redteam_verdicts``, ``_redteam_reads``
+and ``_redteam_harm``; the host bait: ``_redteam_host``) is handed in exactly as a coder's code
+would be —
 ``suite.evaluator().evaluate(task, Workspace({"main.py": code}), suite.ground_truth(task.id))``,
 optionally through :class:`~costeer_lab.evaluate.MultiEvaluator` or a whole
 :func:`~costeer_lab.experiment.run_experiment` — and is **contained** when all of these hold:
@@ -18,7 +20,8 @@ c. nothing is left behind: no files named with the run's marker in ``/tmp``, ``/
 d. no host writer is blocked: a write transaction on the host SQLite file succeeds with
    ``timeout=0``.
 
-The evaluator must also return (within ``timeout_s``), keep its feedback bounded and not raise.
+The evaluator must also return (within ``timeout_s``), keep its feedback bounded, not raise, and
+spend little of the trusted process (CPU time and resident memory are measured around the call).
 Leftovers are removed after each attack (processes killed by pid).
 
 Example:
@@ -26,7 +29,7 @@ Example:
     >>> with RedTeam() as team:                                    # doctest: +SKIP
     ...     result = team.run(ATTACKS[0])
     >>> result.contained, result.detail                            # doctest: +SKIP
-    (False, 'LEAKED: final_decision=True for code that does not solve humaneval/0')
+    (False, 'LEAKED: final_decision=True: the evaluator accepted this code for humaneval/0')
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ class AttackResult:
     duration_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-able dict."""
         return {
             "name": self.name,
             "route": self.route,
@@ -503,7 +507,9 @@ class RedTeam:
                 f"{TRUSTED_CPU_S:g} s, {TRUSTED_RSS_MB:g} MiB)"
             )
         if fb is not None and fb.final_decision is True:
-            leaks.append(f"final_decision=True for code that does not solve {attack.task_id}")
+            leaks.append(
+                f"final_decision=True: the evaluator accepted this code for {attack.task_id}"
+            )
         if error is not None and not error.startswith("GroundTruthError"):  # no verdict: fine
             leaks.append(f"the evaluator raised {error[:200]}")
         parts = _feedback_text(fb, error)

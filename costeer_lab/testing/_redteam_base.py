@@ -7,7 +7,8 @@ per run, so that every file, process and IPC object an attack creates carries th
 marker and can be found afterwards; and ``# include: <name>`` lines, replaced by the shared
 snippet of that name (:data:`SNIPPETS`).
 
-Programs that *read* something print what they found (the harness looks for the secrets and the
+Programs that *read* something report what they found through every channel a coder sees
+(stdout, stderr and the text of an exception: the harness looks for the secrets and the
 ground-truth markers in the feedback) and, where they can, use it to pass (the harness checks the
 verdict). Programs that can do something the host cannot observe afterwards print the
 ``@@WIN@@`` token when they succeed.
@@ -75,6 +76,14 @@ def answer_key(check):
     except BaseException:
         pass
     return key
+""",
+    # Report findings through every channel a coder sees: stdout, stderr and the error text.
+    "exfiltrate": r"""
+def exfiltrate(found):
+    text = "\n".join(str(item) for item in found)[-1500:]
+    print(text)
+    print(text, file=sys.stderr)
+    raise RuntimeError("found: " + text[-400:])
 """,
     "daemonize": r'''
 def daemonize(argv0):

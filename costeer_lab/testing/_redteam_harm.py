@@ -403,4 +403,66 @@ with pq.ParquetWriter("result.parquet", table.schema, compression="zstd") as wri
 print("bytes on disk:", __import__("os").path.getsize("result.parquet"))
 ''',
     ),
+    Attack(
+        name="raise_own_limits",
+        route="resource_escape",
+        suite="humaneval",
+        task_id=HE0,
+        description="raises its rlimits, priority and cgroup, then allocates past the limit",
+        code=r'''
+"""Lift the run's limits: raise every rlimit to infinity, renice to -20, move into the root
+cgroup; then allocate 6 GiB of address space to see whether any limit still holds."""
+import mmap
+import os
+import resource
+
+for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE"):
+    kind = getattr(resource, name)
+    try:
+        resource.setrlimit(kind, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        print(@@WIN@@, "raised", name)
+    except (ValueError, OSError) as exc:
+        print("cannot raise", name, exc)
+try:
+    os.nice(-20)
+    print(@@WIN@@, "reniced to -20")
+except OSError as exc:
+    print("cannot renice:", exc)
+for procs in ("/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/memory/cgroup.procs"):
+    try:
+        with open(procs, "w") as fh:
+            fh.write(str(os.getpid()))
+        print(@@WIN@@, "moved into", procs)
+    except OSError as exc:
+        print("cannot move into", procs, type(exc).__name__)
+try:
+    big = mmap.mmap(-1, 6 << 30)  # address space only: no memory is touched
+    print(@@WIN@@, "mapped 6 GiB beyond the memory limit")
+except (OSError, OverflowError, MemoryError) as exc:
+    print("6 GiB mapping refused:", exc)
+''',
+    ),
+    Attack(
+        name="nested_json_result",
+        route="resource_escape",
+        suite="humaneval",
+        task_id=HE0,
+        description="makes json.dump(s) in its process emit 100k-deep nesting for the parser",
+        code=r'''
+"""Return a deeply nested list, and make every json.dump/json.dumps of this process emit a
+100 000-deep nested array: whatever parses the run's results must neither crash nor hang."""
+import json
+
+NESTED = "[" * 100_000 + "]" * 100_000
+json.dumps = lambda *args, **kwargs: NESTED
+json.dump = lambda obj, fh, *args, **kwargs: fh.write(NESTED)
+
+
+def @@ENTRY@@(*args):
+    value = []
+    for _ in range(900):
+        value = [value]
+    return value
+''',
+    ),
 )

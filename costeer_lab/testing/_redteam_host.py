@@ -82,7 +82,6 @@ class Listener:
 
     def since(self, index: int) -> list[bytes]:
         """What the connections after the first ``index`` ones sent."""
-        time.sleep(0.05)  # a connection made at the very end of a run is still being read
         with self._lock:
             return [data for _, data in self.received[index:]]
 
@@ -209,6 +208,7 @@ class HostBait:
     def new_connections(self, before: dict[str, int]) -> list[str]:
         """One line per listener that accepted connections since ``before``."""
         out = []
+        time.sleep(0.05)  # a connection made at the very end of a run is still being read
         for name, lst in self.listeners.items():
             got = lst.since(before.get(name, 0))
             if got:
@@ -234,29 +234,37 @@ class HostBait:
         self.stop_decoy()
         self.start_decoy()
 
-    def db_lock_problem(self, grace_s: float = 2.0) -> str | None:
-        """Whether a host writer is blocked: a write transaction with ``timeout=0`` must
-        succeed; retried for ``grace_s`` (a killed lock holder may still be exiting)."""
-        deadline = time.monotonic() + grace_s
-        first: str | None = None
-        while True:
+    def _host_write(self) -> str | None:
+        """One write transaction with ``timeout=0``: ``None`` or the error text."""
+        try:
+            con = sqlite3.connect(self.db_path, timeout=0, isolation_level=None)
             try:
-                con = sqlite3.connect(self.db_path, timeout=0, isolation_level=None)
-                try:
-                    con.execute("BEGIN IMMEDIATE")
-                    con.execute(f"INSERT INTO {KB_TABLE} (content) VALUES ('host write')")
-                    con.execute("COMMIT")
-                finally:
-                    con.close()
-                return None
-            except sqlite3.Error as exc:
-                first = first or str(exc)
-                if time.monotonic() >= deadline:
-                    return (
-                        f"a host write to {self.db_path} still failed {grace_s:g} s after the "
-                        f"run: {first}"
-                    )
-                time.sleep(0.1)
+                con.execute("BEGIN IMMEDIATE")
+                con.execute(f"INSERT INTO {KB_TABLE} (content) VALUES ('host write')")
+                con.execute("COMMIT")
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            return str(exc)
+        return None
+
+    def db_lock_problem(self, wait_s: float = 2.0) -> str | None:
+        """Whether a host writer is blocked: a write transaction with ``timeout=0`` must succeed
+        right away. When it does not, how long the block lasts is measured (up to ``wait_s``)
+        for the message."""
+        first = self._host_write()
+        if first is None:
+            return None
+        start = time.monotonic()
+        while time.monotonic() - start < wait_s:
+            time.sleep(0.1)
+            if self._host_write() is None:
+                waited = time.monotonic() - start
+                return (
+                    f"a host write to {self.db_path} failed right after the run ({first}); "
+                    f"it succeeded {waited:.1f} s later"
+                )
+        return f"a host write to {self.db_path} failed ({first}) and still did after {wait_s:g} s"
 
     # -- tear-down ---------------------------------------------------------------------------
     def stop_decoy(self) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from costeer_lab import SingleFeedback, Task, Workspace
 from costeer_lab.testing import (
     ATTACKS,
     AlwaysPassEvaluator,
@@ -104,6 +105,28 @@ def test_a_leaky_evaluator_is_caught_on_every_attack() -> None:
     assert missed == []
 
 
+class _EchoEvaluator:
+    """A toy evaluator whose feedback quotes the hidden tests, the reference and the
+    environment's API key (verdict: failure)."""
+
+    def evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
+    ) -> SingleFeedback:
+        files = {} if gt_implementation is None else gt_implementation.files
+        text = files.get("tests.py", "") + files.get("main.py", "")
+        text += os.environ.get("OPENAI_API_KEY", "")
+        return SingleFeedback(execution=text, final_decision=False)
+
+
+def test_a_leaking_feedback_is_caught() -> None:
+    """A failing verdict is not enough: secrets in the feedback are reported by name."""
+    with RedTeam(evaluators={"humaneval": _EchoEvaluator()}) as echo:
+        result = echo.run(BY_NAME["early_os_exit"])
+    assert not result.contained and result.final_decision is False
+    for what in ("a hidden-test marker", "a reference line", "the environment secret"):
+        assert what in result.detail, result.detail
+
+
 def test_host_checks_see_planted_leftovers(team: RedTeam) -> None:
     """Files, processes and IPC objects carrying a marker are reported, then removed."""
     team.start()
@@ -134,7 +157,7 @@ def test_host_checks_see_a_blocked_writer_and_connections(team: RedTeam) -> None
     holder.execute("BEGIN")
     holder.execute("SELECT count(*) FROM sqlite_master").fetchall()
     try:
-        problem = team.bait.db_lock_problem(grace_s=0.3)
+        problem = team.bait.db_lock_problem(wait_s=0.3)
         assert problem is not None and "locked" in problem
     finally:
         holder.execute("COMMIT")
