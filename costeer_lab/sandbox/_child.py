@@ -13,6 +13,7 @@ runs: from then on the worker learns the outcome from the kernel only.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import math
@@ -40,7 +41,7 @@ from costeer_lab.sandbox._ns import (
 from costeer_lab.sandbox._view import WORK_DIR, enter
 from costeer_lab.sandbox._warm import idle_warm_up
 
-__all__ = ["READY_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run"]
+__all__ = ["READY_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run", "wipe_cmdline"]
 
 #: Exit code of a child whose set-up failed (the reason is written to the status pipe).
 SETUP_FAILED_EXIT = 126
@@ -106,6 +107,26 @@ def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -
     cap(resource.RLIMIT_NPROC, nproc)
 
 
+def wipe_cmdline(title: str) -> None:
+    """Replace the command line inherited from the worker (the bootstrap code, the package
+    path and its configuration) in this process's memory, so ``/proc/<pid>/cmdline`` shows
+    only ``title``. Best effort."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48, 49)
+        text = f"{title}\0".encode()
+        if end - start <= len(text):
+            return
+        ctypes.memset(start, 0, end - start)
+        ctypes.memmove(start, text, len(text))
+        # A last byte that is not NUL tells the kernel the title was rewritten (as
+        # setproctitle does): /proc then shows the area up to its first NUL only.
+        ctypes.memset(end - 1, 0x20, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def _drop_privileges(uid: int) -> None:
     os.setgroups([])
     os.setgid(uid)
@@ -166,6 +187,7 @@ def _setup(
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     with contextlib.suppress(OSError):  # after the uid change, which clears it
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    wipe_cmdline(f"python {os.path.basename(main)}")
     _prepare_python(main, work_dir, env)
     return main
 

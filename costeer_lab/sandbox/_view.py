@@ -180,6 +180,7 @@ def enter(root: str, work_dir: str, tmp_mb: int) -> None:
         os.mkdir(os.path.join(scratch, name))
         os.chmod(os.path.join(scratch, name), 0o1777)
         bind(os.path.join(scratch, name), root + target, read_only=False)
-    mount_fs("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | 8)  # MS_NOEXEC
+    # hidepid=2: the namespace's init (not dumpable) stays invisible to the run
+    mount_fs("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | 8, "hidepid=2")  # NOEXEC
     chroot(root)
     os.chdir(WORK_DIR)

@@ -33,11 +33,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run
+from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run, wipe_cmdline
 from costeer_lab.sandbox._ns import (
     CLONE_NEWPID,
+    PR_SET_DUMPABLE,
     PR_SET_PDEATHSIG,
     count_uid_processes,
     detach,
@@ -55,9 +56,20 @@ _STATUS_KEEP = 1 << 16  # bytes of a status pipe kept (set-up error text or the 
 
 
 @dataclass
+class _Spare:
+    """A pre-forked child waiting for its request, and the init of its PID namespace."""
+
+    pid: int
+    req_w: int
+    status_r: int
+    init_pid: int | None
+
+
+@dataclass
 class _Run:
     req_id: int
     pid: int
+    init_pid: int | None
     uid: int | None
     lock_fd: int | None
     status_fd: int
@@ -81,7 +93,7 @@ class _Worker:
         os.dup2(2, 1)  # stray prints of imported libraries go to the worker log, not the protocol
         self.is_root = os.geteuid() == 0
         self.runs: dict[int, _Run] = {}
-        self.spare: tuple[int, int, int] | None = None
+        self.spare: _Spare | None = None
         self.buffer = b""
         self.import_errors: dict[str, str] = {}
         for name in config.get("preimport", []):
@@ -228,7 +240,7 @@ class _Worker:
             _sweep(uid)
         req["uid"] = uid
         try:
-            pid, req_w, status_r = self.spare or self._fork_spare()
+            spare = self.spare or self._fork_spare()
         except OSError:
             if lock_fd is not None:
                 os.close(lock_fd)
@@ -236,28 +248,36 @@ class _Worker:
         self.spare = None
         data = json.dumps(req).encode()
         while data:
-            data = data[os.write(req_w, data) :]
-        os.close(req_w)  # the spare reads to EOF, then runs the request
+            data = data[os.write(spare.req_w, data) :]
+        os.close(spare.req_w)  # the spare reads to EOF, then runs the request
         now = time.monotonic()
         limits = req["limits"]
+        deadline = now + float(limits["wall_time_s"])
         run = _Run(
-            req["id"], pid, uid, lock_fd, status_r, now, now + float(limits["wall_time_s"]), limits
-        )
-        self.runs[pid] = run
-        self.sel.register(status_r, selectors.EVENT_READ, run)
+            req["id"], spare.pid, spare.init_pid, uid, lock_fd, spare.status_r, now, deadline,
+            limits,
+        )  # fmt: skip
+        self.runs[spare.pid] = run
+        self.sel.register(spare.status_r, selectors.EVENT_READ, run)
         # Fork the next child now: it warms up on an idle core while this run executes.
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
 
-    def _fork_spare(self) -> tuple[int, int, int]:
-        """Fork a child that waits for its request: ``(pid, request_fd, status_fd)``."""
-        req_r, req_w = os.pipe2(os.O_CLOEXEC)
-        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    def _fork_spare(self) -> _Spare:
+        """Fork a child that waits for its request, in a new PID namespace whose process 1 is
+        a small init of its own (so the run is an ordinary process: signals it sends itself
+        act as usual; killing the init ends everything the run started)."""
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
-        if self.pidns_fd is not None:  # the next child is process 1 of a new PID namespace
+        init_pid = None
+        if self.pidns_fd is not None:
             setns(self.pidns_fd, CLONE_NEWPID)
             unshare(CLONE_NEWPID)
+            init_pid = os.fork()
+            if init_pid == 0:  # pragma: no cover - child
+                namespace_init()
+        req_r, req_w = os.pipe2(os.O_CLOEXEC)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             keep = {req_r, status_w, self.host_netns_fd}
@@ -266,19 +286,20 @@ class _Worker:
         os.close(req_r)
         os.close(status_w)
         os.set_blocking(status_r, False)
-        return pid, req_w, status_r
+        return _Spare(pid, req_w, status_r, init_pid)
 
     def _drop_spare(self) -> None:
         if self.spare is not None:
-            _, req_w, status_r = self.spare
-            self.spare = None
-            os.close(req_w)  # EOF: the spare exits
-            os.close(status_r)
+            spare, self.spare = self.spare, None
+            os.close(spare.req_w)  # EOF: the spare exits
+            os.close(spare.status_r)
+            _kill_init(spare.init_pid)
 
     # -- lifecycle of runs -------------------------------------------------------------------
     def _kill(self, run: _Run) -> None:
         with contextlib.suppress(OSError):
             os.killpg(run.pid, signal.SIGKILL)
+        _kill_init(run.init_pid)
         if run.uid is not None:
             if count_uid_processes(run.uid) >= int(run.limits["max_processes"]):
                 run.process_limit_hit = True
@@ -334,6 +355,7 @@ class _Worker:
         else:
             with contextlib.suppress(OSError):
                 os.killpg(run.pid, signal.SIGKILL)
+        _kill_init(run.init_pid)  # its PID namespace ends: whatever the run left dies
         if run.lock_fd is not None:
             os.close(run.lock_fd)
         cpu_limit = sig == signal.SIGXCPU or (
@@ -377,7 +399,7 @@ class _Worker:
             run = self.runs.get(pid)
             if run is not None:
                 self._reaped(run, status, usage)
-            elif self.spare is not None and pid == self.spare[0]:
+            elif self.spare is not None and pid == self.spare.pid:
                 self._drop_spare()  # died waiting (killed from outside): fork a new one later
 
     def _check_deadlines(self) -> None:
@@ -423,6 +445,33 @@ class _Worker:
                         pass
             self._reap()
             self._check_deadlines()
+
+
+def _kill_init(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def namespace_init() -> NoReturn:
+    """Body of process 1 of a run's PID namespace: hold nothing, reap orphans, never exit on
+    its own (the worker kills it after the run, which ends the namespace). Not dumpable, so a
+    run that shares its uid can neither trace it nor see it in its ``hidepid`` ``/proc``."""
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_DUMPABLE, 0)
+        wipe_cmdline("sandbox-init")
+        os.closerange(3, 1 << 16)
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                time.sleep(0.2)
+    finally:
+        os._exit(0)
 
 
 def _host_pid() -> int:

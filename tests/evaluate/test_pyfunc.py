@@ -154,6 +154,7 @@ def test_independent_calls_are_collected_in_one_round() -> None:
         "feedback_detail": "diagnostics",
         "calls": 50,
         "runs": 1,
+        "isolation": "inprocess",
     }
 
 

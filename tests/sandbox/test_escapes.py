@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import socket
 import sys
 import time
@@ -255,3 +256,32 @@ def test_the_run_sees_only_its_view(sandbox: Sandbox, tmp_path: Path) -> None:
     python_dirs = {p.relative_to(home).parts[0] for p in map(Path, (sys.prefix, sys.base_prefix))
                    if p.is_relative_to(home)}  # fmt: skip
     assert set(seen["home"]) <= python_dirs
+
+
+def test_the_run_is_alone_in_its_pid_namespace(sandbox: Sandbox) -> None:
+    """Only the run's own processes are visible; its command line no longer shows the
+    worker's (package path, configuration); its init can be neither seen nor signalled; and
+    it is an ordinary process: a signal it sends itself acts as usual."""
+    import costeer_lab
+
+    package_dir = os.path.dirname(os.path.dirname(costeer_lab.__file__))
+    code = (
+        "import json, os, signal\n"
+        "out = {'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/proc')\n"
+        "                                            if p.isdigit()),\n"
+        "       'cmdline': open('/proc/self/cmdline', 'rb').read().decode(errors='replace')}\n"
+        "try:\n"
+        "    os.kill(1, signal.SIGKILL)\n"
+        "    out['kill_init'] = 'sent'\n"
+        "except OSError as exc:\n"
+        "    out['kill_init'] = exc.errno\n"
+        "print(json.dumps(out), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+    )
+    result = sandbox.run(ws(code))
+    assert result.killed_signal == signal.SIGTERM, result.describe()
+    out = json.loads(result.stdout)
+    assert out["procs"] == [str(out["pid"])]
+    assert package_dir not in out["cmdline"] and "main.py" in out["cmdline"]
+    assert out["kill_init"] != "sent"
+    assert_still_works(sandbox)
