@@ -64,7 +64,7 @@ def enter_namespaces() -> dict[str, Any]:
         return info
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET
     root = os.geteuid() == 0
-    host_net = os.open("/proc/self/ns/net", os.O_RDONLY) if root else None
+    host_net = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC) if root else None
     try:
         if root:
             unshare(flags)

@@ -109,6 +109,7 @@ class Sandbox:
             "warm_spares": self.settings.warm_spares,
             "view": plan(resolve(self.packages)),
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
+            "sleep_path": shutil.which("sleep"),
         }
 
     def _get_worker(self) -> WorkerProcess:
