@@ -12,8 +12,9 @@ from costeer_lab.coders._base import AbstractCoder, CoderResult
 from costeer_lab.coders._cache import CachedResponse, CacheMode, LLMResponseCache, request_key
 from costeer_lab.coders._extract import extract_code
 from costeer_lab.coders._prompts import build_prompt
-from costeer_lab.coders._settings import LLMSettings, ResolvedEndpoint, llm_settings
 from costeer_lab.errors import ConfigurationError, LLMError, did_you_mean
+from costeer_lab.settings import LLMSettings, get_settings
+from costeer_lab.settings._llm import ResolvedEndpoint
 
 if TYPE_CHECKING:
     import openai
@@ -78,7 +79,7 @@ class LLMCoder(AbstractCoder):
         store: BaseStore | str | None = None,
         **overrides: Any,
     ) -> None:
-        base = settings if settings is not None else llm_settings()
+        base = settings if settings is not None else get_settings().llm
         unknown = sorted(set(overrides) - set(LLMSettings.model_fields))
         if unknown:
             raise ConfigurationError(
@@ -120,7 +121,7 @@ class LLMCoder(AbstractCoder):
     def _endpoint(self) -> ResolvedEndpoint:
         ep: ResolvedEndpoint | None = getattr(self._local, "endpoint", None)
         if ep is None:
-            ep = self._local.endpoint = self.settings.resolve_endpoint()
+            ep = self._local.endpoint = self.settings.resolve_endpoint(get_settings().openai)
         return ep
 
     def _client(self) -> openai.OpenAI:

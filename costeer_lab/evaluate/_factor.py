@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from costeer_lab._fingerprint import error_fingerprint, extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, InvalidInputError
 from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
 from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
-from costeer_lab.knowledge import error_fingerprint, extract_errors
 
 __all__ = ["FactorEvaluator", "describe_run", "make_runner"]
 

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from costeer_lab._fingerprint import error_fingerprint, extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._factor import RunnerName, describe_run, make_runner
@@ -26,7 +27,6 @@ from costeer_lab.evaluate._pyfunc_harness import (
     TESTS_FILE,
 )
 from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
-from costeer_lab.knowledge import error_fingerprint, extract_errors
 
 __all__ = ["PythonFunctionEvaluator"]
 

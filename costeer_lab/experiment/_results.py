@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import InvalidInputError
 
 __all__ = [
     "QUERY_KINDS",
     "RESULT_COLUMNS",
-    "atomic_write_bytes",
     "load_results",
     "save_results",
     "validate_results",
@@ -205,23 +204,6 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
             "a solved task must not be attempted again"
         )
     return out.sort_values(_KEY, kind="stable").reset_index(drop=True)
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def save_results(

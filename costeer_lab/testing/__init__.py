@@ -6,8 +6,7 @@ breaks the others. To add an export, add it to ``_LAZY``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 # public name -> private module that defines it
 _LAZY: dict[str, str] = {
@@ -21,14 +20,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costeer_lab.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

@@ -62,8 +62,8 @@ def test_coder_crosses_a_process_pool_as_its_config() -> None:
     local = coder.implement_with_info(target, qk, None)
     assert remote.workspace == local.workspace
     assert remote.used_knowledge_ids == local.used_knowledge_ids
-    reduced = coder.__reduce__()
-    assert reduced[1] == ({"name": "reuse", "seed": 9, "use_component_matches": True},)
+    reduced = coder.__reduce__()  # pickled as its class and config: no live clients or stores
+    assert reduced[1] == (ReuseCoder, {"name": "reuse", "seed": 9, "use_component_matches": True})
 
 
 def test_coder_result_round_trip() -> None:
