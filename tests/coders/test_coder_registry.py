@@ -6,7 +6,6 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from _coder_helpers import knowledge, ma_code, ma_task, qk_for
 
 import costeer_lab.coders as coders
 from costeer_lab._records import QueriedKnowledge, Task, Workspace
@@ -19,6 +18,8 @@ from costeer_lab.coders import (
 )
 from costeer_lab.errors import ConfigurationError, NotFoundError, UnknownNameError
 from costeer_lab.testing import ScriptedCoder
+
+from ._coder_helpers import knowledge, ma_code, ma_task, qk_for
 
 
 def test_get_coder_by_name() -> None:

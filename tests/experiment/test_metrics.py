@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _results_tables import KB, NK, SOLO, hand_table
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
@@ -25,6 +24,8 @@ from costeer_lab.experiment import (
     summary_table,
     task_outcomes,
 )
+
+from ._results_tables import KB, NK, SOLO, hand_table
 
 
 @pytest.fixture(scope="module")

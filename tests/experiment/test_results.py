@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _results_tables import hand_table
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
@@ -20,6 +19,8 @@ from costeer_lab.experiment import (
     save_results,
     validate_results,
 )
+
+from ._results_tables import hand_table
 
 
 def test_columns_and_kinds() -> None:

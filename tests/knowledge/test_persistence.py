@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _kb_helpers import code, crash, factor, ok, seed, wrong
-
 from costeer_lab.knowledge import make_rag_strategy, open_kb
 from costeer_lab.store import SQLiteStore
+
+from ._kb_helpers import code, crash, factor, ok, seed, wrong
 
 TASKS = [
     factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA"),
@@ -24,7 +24,7 @@ LAST = {"f/VMA5": crash("KeyError: 'volume'"), "f/MA10": wrong(0.1)}
 QUERY = """
 import json, sys
 sys.path.insert(0, {helpers!r})
-from _kb_helpers import code, crash, factor, ok, wrong
+from ._kb_helpers import code, crash, factor, ok, wrong
 from test_persistence import TASKS, LAST
 from costeer_lab.knowledge import make_rag_strategy, open_kb
 from costeer_lab.store import SQLiteStore
