@@ -57,11 +57,14 @@ def test_readme_names_existing_settings_files() -> None:
         assert (ROOT / path).is_file(), f"README names {path}, which does not exist"
 
 
-def test_top_level_store_url_and_embedder(settings_env: SettingsEnv, tmp_path: Path) -> None:
-    from costeer_lab.embed import HashingEmbedder, register_embedder
+def test_top_level_store_url_and_embedder(
+    settings_env: SettingsEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from costeer_lab.embed import HashingEmbedder, _registry, register_embedder
     from costeer_lab.knowledge import open_kb
     from costeer_lab.store import get_store
 
+    monkeypatch.setattr(_registry, "_factories", dict(_registry._factories))  # undone after
     register_embedder("hashing-16-test", lambda **kw: HashingEmbedder(dim=16), replace=True)
     db = tmp_path / "lab.db"
     settings_env(STORE_URL=f"sqlite:///{db}", EMBEDDER="hashing-16-test")

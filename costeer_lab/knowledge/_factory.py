@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.errors import UnknownNameError, did_you_mean
@@ -41,6 +41,33 @@ def make_extractor(settings: RAGSettings | None = None) -> ComponentExtractor:
     return BuiltinComponentExtractor()
 
 
+@overload
+def open_kb(
+    store: BaseStore | str | Path | None = None,
+    version: Literal["v2"] = "v2",
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV2: ...
+@overload
+def open_kb(
+    store: BaseStore | str | Path | None,
+    version: Literal["v1"],
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV1: ...
+@overload
+def open_kb(
+    store: BaseStore | str | Path | None = None,
+    version: str = "v2",
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV1 | KnowledgeBaseV2: ...
 def open_kb(
     store: BaseStore | str | Path | None = None,
     version: str = "v2",
@@ -98,6 +125,18 @@ def open_kb(
     return kb
 
 
+@overload
+def make_rag_strategy(
+    name: Literal["v2"] = "v2", *, seed: int | None = None, **options: Any
+) -> RAGStrategyV2: ...
+@overload
+def make_rag_strategy(
+    name: Literal["v1"], *, seed: int | None = None, **options: Any
+) -> RAGStrategyV1: ...
+@overload
+def make_rag_strategy(
+    name: str = "v2", *, seed: int | None = None, **options: Any
+) -> RAGStrategyV1 | RAGStrategyV2: ...
 def make_rag_strategy(
     name: str = "v2", *, seed: int | None = None, **options: Any
 ) -> RAGStrategyV1 | RAGStrategyV2:

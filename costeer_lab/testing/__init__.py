@@ -6,7 +6,14 @@ breaks the others. To add an export, add it to ``_LAZY``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from costeer_lab._lazy import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:
+    from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
+    from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
+    from costeer_lab.testing._store_suite import StoreTestSuite
 
 # public name -> private module that defines it
 _LAZY: dict[str, str] = {
@@ -17,7 +24,13 @@ _LAZY: dict[str, str] = {
     "ScriptedCoder": "costeer_lab.testing._scripted_coder",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "FakeOpenAIServer",
+    "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedCoder",
+    "StoreTestSuite",
+]
 
 
 __getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

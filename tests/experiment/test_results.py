@@ -71,7 +71,7 @@ def test_missing_columns_are_named() -> None:
 )
 def test_bad_values_are_reported(column: str, value: object, message: str) -> None:
     df = example_results().astype({column: object})
-    df.at[2, column] = value
+    df.at[2, column] = value  # type: ignore[assignment]  # deliberately any object
     with pytest.raises(InvalidInputError, match=message):
         validate_results(df)
 
