@@ -11,7 +11,8 @@ attempted again; a task may never succeed. JSON-valued columns hold text so the 
 
 Example:
     >>> import tempfile
-    >>> from costeer_lab.experiment import example_results, load_results, save_results
+    >>> from costeer_lab.experiment import load_results, save_results
+    >>> from costeer_lab.testing import example_results
     >>> path = save_results(example_results(), tempfile.mkdtemp())
     >>> load_results(path).shape[0]
     6
@@ -171,7 +172,7 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
             success.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> list(validate_results(example_results()).columns)[:3]
         ['run_id', 'arm', 'seed']
     """
@@ -219,7 +220,7 @@ def save_results(
 
     Example:
         >>> import tempfile
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> save_results(example_results(), tempfile.mkdtemp(), format="csv").name
         'results.csv'
     """

@@ -1,4 +1,5 @@
-"""Test support shipped with the package: shared backend suites, fakes and fixtures.
+"""Test support shipped with the package: shared backend suites, fakes, fixtures and synthetic
+results tables (``example_results``, ``synthetic_results``, ``make_row``).
 
 Names are imported lazily so that a problem in one fake (or a missing optional dependency) never
 breaks the others. To add an export, add it to ``_LAZY``.
@@ -12,6 +13,7 @@ from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
+    from costeer_lab.testing._results_tables import example_results, make_row, synthetic_results
     from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
     from costeer_lab.testing._store_suite import StoreTestSuite
 
@@ -21,6 +23,9 @@ _LAZY: dict[str, str] = {
     "RecordedRequest": "costeer_lab.testing._openai_server",
     "StoreTestSuite": "costeer_lab.testing._store_suite",
     "ScriptedCall": "costeer_lab.testing._scripted_coder",
+    "example_results": "costeer_lab.testing._results_tables",
+    "make_row": "costeer_lab.testing._results_tables",
+    "synthetic_results": "costeer_lab.testing._results_tables",
     "ScriptedCoder": "costeer_lab.testing._scripted_coder",
 }
 
@@ -30,6 +35,9 @@ __all__ = [
     "ScriptedCall",
     "ScriptedCoder",
     "StoreTestSuite",
+    "example_results",
+    "make_row",
+    "synthetic_results",
 ]
 
 

@@ -5,7 +5,7 @@ external URL, so it can be mailed or archived as a single file.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from costeer_lab.experiment import example_results
+    >>> from costeer_lab.testing import example_results
     >>> from costeer_lab.viz import build_report
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
     >>> build_report(example_results(), out, title="demo", n_boot=50).name
@@ -174,7 +174,8 @@ def report_experiment(
 
     Example:
         >>> import tempfile
-        >>> from costeer_lab.experiment import example_results, save_results
+        >>> from costeer_lab.experiment import save_results
+        >>> from costeer_lab.testing import example_results
         >>> d = tempfile.mkdtemp(); _ = save_results(example_results(), d)
         >>> report_experiment(d).name
         'report.html'

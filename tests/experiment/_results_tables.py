@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from costeer_lab.experiment import make_row
+from costeer_lab.testing import make_row
 
 NK, KB, SOLO = "no_knowledge", "kb", "solo"
 

@@ -17,7 +17,6 @@ from costeer_lab.experiment import (
     hit_rate,
     kb_growth,
     knowledge_usage,
-    make_row,
     query_table,
     retrieval_success,
     success_curve,
@@ -25,6 +24,7 @@ from costeer_lab.experiment import (
     summary_table,
     task_outcomes,
 )
+from costeer_lab.testing import make_row
 
 from ._results_tables import KB, NK, SOLO, hand_table
 

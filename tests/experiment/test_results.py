@@ -13,12 +13,11 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
     QUERY_KINDS,
     RESULT_COLUMNS,
-    example_results,
     load_results,
-    make_row,
     save_results,
     validate_results,
 )
+from costeer_lab.testing import example_results, make_row
 
 from ._results_tables import hand_table
 

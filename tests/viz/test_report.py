@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import save_results, summary_table, synthetic_results
+from costeer_lab.experiment import save_results, summary_table
+from costeer_lab.testing import synthetic_results
 from costeer_lab.viz import REPORT_SECTIONS, build_report
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import example_results, make_row, synthetic_results
+from costeer_lab.testing import example_results, make_row, synthetic_results
 from costeer_lab.viz import (
     ArmCurve,
     KbArm,
