@@ -13,9 +13,16 @@ import pytest
 from costeer_lab._records import Task
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.graph import ERROR, TASK_DESCRIPTION
+from costeer_lab.index import SearchResult
 from costeer_lab.knowledge import KnowledgeBaseV2, KnowledgeSampler, make_rag_strategy
 from costeer_lab.knowledge._error_query import error_fix_candidates, similar_error_fixes
-from costeer_lab.knowledge._retrieve import NEAR_K, OVERFETCH, nearest, search_successful
+from costeer_lab.knowledge._retrieve import (
+    NEAR_K,
+    OVERFETCH,
+    SMALL_FILTER,
+    nearest,
+    search_successful,
+)
 
 from ._kb_helpers import code, crash, factor, ok, seed
 
@@ -248,3 +255,90 @@ def test_weighted_sampler_follows_the_softmax() -> None:
     # without replacement: picking 3 of 4 always leaves exactly one out, in rank order
     three = sharp.sample(items, 3, scores=[0.0, 0.0, 0.0, 0.0], key=("y",))
     assert len(three) == 3 and three == [i for i in items if i in three]
+
+
+# -- the search plan (how many index scans, with which filter): the performance contract ------
+class _Spy:
+    """Records the ``(k, filter)`` of every search of a KB's task-description index."""
+
+    def __init__(self, kb: KnowledgeBaseV2, monkeypatch: pytest.MonkeyPatch) -> None:
+        index = kb.graph.collections[TASK_DESCRIPTION].index
+        self.calls: list[tuple[int, object]] = []
+        real = index.search
+
+        def search(vector: object, k: int, **kw: object) -> SearchResult:
+            self.calls.append((k, kw.get("filter")))
+            return real(vector, k, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(index, "search", search)
+
+
+def test_search_plan(filled: KnowledgeBaseV2, monkeypatch: pytest.MonkeyPatch) -> None:
+    kb = filled
+    ids = kb.graph.collections[TASK_DESCRIPTION].index.ids()
+    vec = kb.query_vector("close mean volume rank")
+    ranked = _oracle(kb, vec, set(ids), len(ids))
+    near = nearest(kb, vec)
+    assert near is not None and len(near.ids) == len(ids) == 12
+    spy = _Spy(kb, monkeypatch)
+
+    # a small allowed set (up to SMALL_FILTER ids) is one pre-filtered search of k
+    small = set(ranked[-2:]) | {f"missing{i}" for i in range(SMALL_FILTER - 2)}
+    assert len(small) == SMALL_FILTER
+    assert [i for i, _ in search_successful(kb, vec, 2, small)] == ranked[-2:]
+    assert spy.calls == [(2, small)]
+
+    # larger sets and predicates: the shared unfiltered neighbours when they cover k*OVERFETCH
+    spy.calls.clear()
+    big = set(ranked[:5]) | {f"missing{i}" for i in range(SMALL_FILTER)}
+    assert [i for i, _ in search_successful(kb, vec, 3, big, near=near)] == ranked[:3]
+    assert spy.calls == []  # 12 neighbours >= min(3 * 4, 12): no search at all
+    assert [i for i, _ in search_successful(kb, vec, 3, big)] == ranked[:3]
+    assert spy.calls == [(3 * OVERFETCH, None)]  # one unfiltered over-fetch, enough hits
+
+    # exactly k hits in the over-fetch is enough (no second search)
+    spy.calls.clear()
+    pred = set(ranked[:2]).__contains__
+    assert [i for i, _ in search_successful(kb, vec, 2, pred, list(ids))] == ranked[:2]
+    assert spy.calls == [(2 * OVERFETCH, None)]
+
+    # a too-short neighbour list is not used; too few hits -> a pre-filtered second search
+    spy.calls.clear()
+    short = SearchResult(ids=near.ids[:2], scores=near.scores[:2], k=2, n_candidates=2)
+    far = set(ranked[-2:]) | {f"missing{i}" for i in range(SMALL_FILTER)}
+    assert [i for i, _ in search_successful(kb, vec, 2, far, near=short)] == ranked[-2:]
+    assert spy.calls == [(2 * OVERFETCH, None), (2, far)]  # a set: k from the filtered index
+
+    spy.calls.clear()
+    fallback = sorted(ranked[-3:])
+    pred = set(ranked[-2:]).__contains__
+    assert [i for i, _ in search_successful(kb, vec, 2, pred, fallback)] == ranked[-2:]
+    assert spy.calls == [(2 * OVERFETCH, None), (2 * OVERFETCH, fallback)]  # predicate: over-fetch
+
+
+def test_a_single_task_index_is_searched(kb: KnowledgeBaseV2) -> None:
+    kb.add_seed_knowledge([seed(A, "a")])
+    vec = kb.query_vector("anything")
+    assert [i for i, _ in search_successful(kb, vec, 3, {kb.td_of(A)})] == [kb.td_of(A)]
+    near = nearest(kb, vec)
+    assert near is not None and near.ids == (kb.td_of(A),)
+
+
+def test_error_similarity_search_looks_at_five_neighbours(kb: KnowledgeBaseV2) -> None:
+    """Only the 5 errors most similar to the query are considered for the fallback."""
+    rag = make_rag_strategy("v2", log_queries=False)
+    base = "ZeroDivisionError: division by zero in the rolling window of"
+    for i, word in enumerate(["alpha", "beta", "gamma", "delta", "omega"]):
+        never = factor(f"N{i}", f"Mean($close, {i + 2})")
+        rag.generate_knowledge(kb, [(never, code("x"), crash(f"{base} {word}"))], run_id="r")
+    _fix(kb, A, "ZeroDivisionError: float failure")  # the least similar, but the only fixed one
+    fp = crash(f"{base} kappa").error_fingerprints[0]
+    res = kb.graph.collections[ERROR].index.search(kb.query_vector(fp), 6)
+    assert kb.error_fixes.get(res.ids[5]) and not any(kb.error_fixes.get(i) for i in res.ids[:5])
+    assert similar_error_fixes(kb, fp, -1.0) == ([], 0.0)
+
+
+def test_an_exact_fingerprint_scores_one_even_with_the_fallback_on(kb: KnowledgeBaseV2) -> None:
+    _fix(kb, A, "KeyError: 'close'")
+    got = error_fix_candidates(kb, kb.td_of(Q), crash("KeyError: 'open'"), 5, 0.5)
+    assert [(f.td, s) for f, s in got] == [(kb.td_of(A), 1.0)]
