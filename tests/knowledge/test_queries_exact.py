@@ -342,3 +342,22 @@ def test_an_exact_fingerprint_scores_one_even_with_the_fallback_on(kb: Knowledge
     _fix(kb, A, "KeyError: 'close'")
     got = error_fix_candidates(kb, kb.td_of(Q), crash("KeyError: 'open'"), 5, 0.5)
     assert [(f.td, s) for f, s in got] == [(kb.td_of(A), 1.0)]
+
+
+def test_sampler_defaults_and_pinned_draws() -> None:
+    """Draws are pinned: a change of the seeding (hash, byte order, key layout) changes them,
+    which would silently change every recorded experiment."""
+    s = KnowledgeSampler()
+    assert (s.mode, s.seed, s.temperature) == ("top", 0, 1.0)
+    items = list("abcdefgh")
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2]
+    assert KnowledgeSampler("random", seed=1).sample(items, 3, key=("run", "t1")) == [
+        "d",
+        "e",
+        "h",
+    ]
+    weighted = KnowledgeSampler("weighted", seed=1)
+    assert weighted.sample(items, 3, scores=scores, key=("run", "t1")) == ["b", "d", "e"]
+    sharp = KnowledgeSampler("weighted", seed=1, temperature=0.05)
+    assert sharp.sample(items, 3, scores=scores, key=("run", "t1")) == ["a", "b", "c"]
+    assert KnowledgeSampler("random", seed=2).rng(("k",)).random() == 0.4715595045407609
