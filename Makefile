@@ -28,16 +28,17 @@ run: setup
 test: setup lint typecheck imports
 	$(BIN)/python -m pytest
 
-## The edit loop (under a minute): lint, layers and the fast tests; no notebooks, sandbox,
-## process pools, doctests or `slow` tests. `make test` stays the reference.
+## The edit loop (~45 s on 2 cores): lint, layers, the fast tests and doctests; no notebooks,
+## sandbox, process pools, model files or `slow` tests. `make test` stays the reference.
 FAST_IGNORE := --ignore=tests/notebooks --ignore=tests/evaluate --ignore=tests/experiment/test_runner.py \
 	--ignore=tests/store/test_sqlite_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
-	--ignore=tests/evolve --ignore=tests/embed/test_minilm.py --ignore=tests/embed/test_quality.py
+	--ignore=tests/evolve --ignore=tests/embed/test_minilm.py --ignore=tests/embed/test_quality.py \
+	--ignore=costeer_lab/evaluate
 test-fast: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q -x -p no:cacheprovider --no-header --doctest-modules -m "not slow" \
-		$(FAST_IGNORE) tests
+	$(BIN)/python -m pytest -q -x -p no:cacheprovider --no-header -m "not slow" \
+		$(FAST_IGNORE) tests costeer_lab
 
 ## The layer rules of shared/ARCHITECTURE.md ([tool.importlinter] in pyproject.toml).
 imports: setup
@@ -50,7 +51,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-## Mutation testing (not in CI, CPU-heavy: ~15 min on 2 cores): one module at a time, each mutant
+## Mutation testing (not in CI, CPU-heavy: ~8 min on 2 cores): one module at a time, each mutant
 ## against the tests that cover it ([tool.mutmut]); prints the score per module.
 MUTATE := costeer_lab._fingerprint costeer_lab.knowledge._error_query costeer_lab.knowledge._retrieve \
 	costeer_lab.knowledge._sampler costeer_lab.evaluate._factor_checks costeer_lab.store._codec \

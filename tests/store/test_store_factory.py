@@ -83,6 +83,25 @@ def test_postgres_is_not_available_yet(url: str) -> None:
     with pytest.raises(ConfigurationError, match="PostgreSQL backend is not available") as info:
         get_store(url)
     assert "secret" not in str(info.value)  # passwords are not echoed
+    redacted = url.replace(":secret@", ":***@")
+    assert f"cannot open {redacted!r}" in str(info.value)
+
+
+def test_redaction_replaces_only_the_password_once() -> None:
+    from costeer_lab.store._factory import _redact
+
+    assert _redact("postgresql://u:pw@h/db?x=:pw@") == "postgresql://u:***@h/db?x=:pw@"
+    assert _redact("postgresql://u@h/db") == "postgresql://u@h/db"
+    with pytest.raises(ConfigurationError) as info:
+        get_store("mysql+driver://u:pw@h/db")
+    assert "'mysql+driver://u:***@h/db'" in str(info.value) and ":pw@" not in str(info.value)
+
+
+def test_empty_sqlite_path_and_blank_options() -> None:
+    with get_store("sqlite:///") as store:
+        assert store.url == "sqlite:///:memory:"
+    with pytest.raises(ConfigurationError, match="busy_timeout_s must be a number"):
+        get_store("sqlite:///:memory:?busy_timeout_s=")
 
 
 def test_unknown_scheme_lists_supported_ones() -> None:
