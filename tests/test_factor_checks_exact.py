@@ -104,7 +104,20 @@ def test_ic_path_needs_overlap_and_coverage() -> None:
     c = compare_to_truth(holes, truth, S)
     assert c.metrics["finite_coverage"] == pytest.approx(0.95) and not c.decision
     assert any(line.startswith("[FAIL] NaN on the ground-truth index") for line in c.lines)
-    assert compare_to_truth(holes, truth, lenient).decision
+    at_threshold = compare_to_truth(holes, truth, lenient)  # coverage == threshold passes
+    assert at_threshold.decision and not at_threshold.failures
+    assert at_threshold.lines[1].startswith("NaN on the ground-truth index: candidate 6")
+
+
+def test_a_failed_comparison_lists_each_failed_check_once() -> None:
+    truth = _truth()
+    noise = pd.Series(np.random.default_rng(9).normal(size=len(truth)), truth.index)
+    c = compare_to_truth(noise, truth, S)
+    assert not c.decision and c.lines[-1] == "decision: FAIL (checks failed)"
+    fails = [line.removeprefix("[FAIL] ") for line in c.lines if line.startswith("[FAIL] ")]
+    assert len(fails) == 2 and fails[0].startswith("equal values") and fails[1].startswith("mean IC")
+    assert c.failures == fails  # overlap and coverage are fine: only the two value checks
+    assert all(isinstance(line, str) for line in c.lines) and len(c.lines) == 5
 
 
 def test_shifted_outputs_fail_and_say_which_way() -> None:
