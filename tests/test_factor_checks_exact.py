@@ -115,7 +115,9 @@ def test_a_failed_comparison_lists_each_failed_check_once() -> None:
     c = compare_to_truth(noise, truth, S)
     assert not c.decision and c.lines[-1] == "decision: FAIL (checks failed)"
     fails = [line.removeprefix("[FAIL] ") for line in c.lines if line.startswith("[FAIL] ")]
-    assert len(fails) == 2 and fails[0].startswith("equal values") and fails[1].startswith("mean IC")
+    assert (
+        len(fails) == 2 and fails[0].startswith("equal values") and fails[1].startswith("mean IC")
+    )
     assert c.failures == fails  # overlap and coverage are fine: only the two value checks
     assert all(isinstance(line, str) for line in c.lines) and len(c.lines) == 5
 
