@@ -28,7 +28,7 @@ run: setup
 test: setup lint typecheck imports
 	$(BIN)/python -m pytest
 
-## The edit loop (~45 s on 2 cores): lint, layers, the fast tests and doctests; no notebooks,
+## The edit loop (~40 s on 2 cores): lint, layers, the fast tests and doctests; no notebooks,
 ## sandbox, process pools, model files or `slow` tests. `make test` stays the reference.
 FAST_IGNORE := --ignore=tests/notebooks --ignore=tests/evaluate --ignore=tests/experiment/test_runner.py \
 	--ignore=tests/store/test_sqlite_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
@@ -51,7 +51,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-## Mutation testing (not in CI, CPU-heavy: ~8 min on 2 cores): one module at a time, each mutant
+## Mutation testing (not in CI, CPU-heavy: 5-8 min on 2 cores): one module at a time, each mutant
 ## against the tests that cover it ([tool.mutmut]); prints the score per module.
 MUTATE := costeer_lab._fingerprint costeer_lab.knowledge._error_query costeer_lab.knowledge._retrieve \
 	costeer_lab.knowledge._sampler costeer_lab.evaluate._factor_checks costeer_lab.store._codec \
