@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= runs/demo
 
-.PHONY: setup run test lint typecheck bench bench-quick clean
+.PHONY: setup run test test-fast lint typecheck imports mutation bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "costeer_lab needs Python >= 3.11, found " + sys.version' 
@@ -23,9 +23,26 @@ run: setup
 	$(BIN)/costeer-lab run data/specs/demo.yaml --out $(OUT)
 	$(BIN)/costeer-lab report $(OUT)
 
-## Every check: lint, format, types, the whole test suite (all extras installed).
-test: setup lint typecheck
+## Every check: lint, format, types (package strict; tests, benchmarks), layers, the whole test
+## suite with the package's doctests (all extras installed).
+test: setup lint typecheck imports
 	$(BIN)/python -m pytest
+
+## The edit loop (~40 s on 2 cores): lint, layers, the fast tests and doctests; no notebooks,
+## sandbox, process pools, model files or `slow` tests. `make test` stays the reference.
+FAST_IGNORE := --ignore=tests/notebooks --ignore=tests/evaluate --ignore=tests/experiment/test_runner.py \
+	--ignore=tests/store/test_sqlite_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
+	--ignore=tests/evolve --ignore=tests/embed/test_minilm.py --ignore=tests/embed/test_quality.py \
+	--ignore=costeer_lab/evaluate
+test-fast: setup
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python -m pytest -q -x -p no:cacheprovider --no-header -m "not slow" \
+		$(FAST_IGNORE) tests costeer_lab
+
+## The layer rules of shared/ARCHITECTURE.md ([tool.importlinter] in pyproject.toml).
+imports: setup
+	$(BIN)/lint-imports --no-cache
 
 lint: setup
 	$(BIN)/ruff check .
@@ -34,6 +51,16 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+## Mutation testing (not in CI, CPU-heavy: 5-8 min on 2 cores): one module at a time, each mutant
+## against the tests that cover it ([tool.mutmut]); prints the score per module.
+MUTATE := costeer_lab._fingerprint costeer_lab.knowledge._error_query costeer_lab.knowledge._retrieve \
+	costeer_lab.knowledge._sampler costeer_lab.evaluate._factor_checks costeer_lab.store._codec \
+	costeer_lab.store._factory costeer_lab.experiment._metrics
+mutation: setup
+	rm -rf mutants
+	for m in $(MUTATE); do $(BIN)/mutmut run --max-children 2 "$$m.*" >/dev/null || exit 1; done
+	$(BIN)/python tools/mutation_score.py $(MUTATE)
+
 bench-quick: setup
 	for b in index knowledge evaluate loop; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
 
@@ -41,4 +68,4 @@ bench: setup
 	for b in index knowledge evaluate loop; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache runs
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache runs mutants

@@ -142,6 +142,10 @@ def _timed(call: Callable[[], bool], side: int) -> float:
 Timer = Callable[[Sequence[Sequence[Callable[[], bool]]]], list[list[float]]]
 
 
+def _ok_run(runner: Runner, workspace: Workspace) -> Callable[[], bool]:
+    return lambda: runner.run(workspace).ok
+
+
 def _compare(
     results: Results,
     case: str,
@@ -193,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             _compare(
                 results,
                 "print",
-                {name: [lambda r=r: r.run(trivial).ok] * n_runs for name, r in runners.items()},
+                {name: [_ok_run(r, trivial)] * n_runs for name, r in runners.items()},
             )
             script = Workspace({"main.py": PANDAS_SCRIPT})
             collect = ["result.parquet"]

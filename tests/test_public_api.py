@@ -58,3 +58,38 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_top_level_is_the_curated_workflow() -> None:
+    """The top level lists exactly its lazy exports: the workflow, records, storage, settings."""
+    from costeer_lab import _LAZY
+
+    assert set(costeer_lab.__all__) == {*_LAZY, "__version__"}
+    for name in ("run_experiment", "load_suite", "open_kb", "EvoAgent", "Task", "get_store"):
+        assert name in costeer_lab.__all__
+    for internal in ("BaseStore", "SQLiteStore", "FaissIndex", "CachedEmbedder"):
+        assert internal not in costeer_lab.__all__
+    assert costeer_lab.EvoAgent.__module__ == "costeer_lab.evolve._agent"
+
+
+def test_records_module_is_public_and_complete() -> None:
+    import costeer_lab._records as private
+    import costeer_lab.records as public
+
+    assert public.__all__ == private.__all__
+    assert all(getattr(public, n) is getattr(private, n) for n in public.__all__)
+
+
+def test_production_code_does_not_import_the_test_fakes() -> None:
+    """The coder registry knows only real coders; the scripted fake is named by import path."""
+    from costeer_lab.coders import CODERS, get_coder
+    from costeer_lab.errors import UnknownNameError
+
+    assert "scripted" not in CODERS
+    with pytest.raises(UnknownNameError, match="reuse") as info:
+        get_coder("scripted")
+    assert "scripted" in str(info.value) and "package.module:Class" in str(info.value)
+    coder = get_coder("costeer_lab.testing:ScriptedCoder", script={"t": [{"main.py": "1"}]})
+    assert coder.to_config()["name"] == "costeer_lab.testing:ScriptedCoder"
+    with pytest.raises(UnknownNameError, match="cannot import coder"):
+        get_coder("costeer_lab.nothing:Nope")

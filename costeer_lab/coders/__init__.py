@@ -17,9 +17,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from costeer_lab._lazy import lazy_exports as _lazy_exports
 from costeer_lab.coders._adapt import Adaptation, adapt_code, adapt_workspace, derive_adaptation
 from costeer_lab.coders._base import AbstractCoder, BaseCoder, CoderResult
 from costeer_lab.coders._contracts import contract_for, task_family
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         request_key,
     )
     from costeer_lab.coders._llm import LLMCoder
-    from costeer_lab.coders._settings import LLMSettings
+    from costeer_lab.settings import LLMSettings
 
 _LAZY: dict[str, str] = {
     "CacheMode": "costeer_lab.coders._cache",
@@ -45,7 +45,7 @@ _LAZY: dict[str, str] = {
     "LLMResponseCache": "costeer_lab.coders._cache",
     "request_key": "costeer_lab.coders._cache",
     "LLMCoder": "costeer_lab.coders._llm",
-    "LLMSettings": "costeer_lab.coders._settings",
+    "LLMSettings": "costeer_lab.settings",
 }
 
 __all__ = [
@@ -77,14 +77,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costeer_lab.coders' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

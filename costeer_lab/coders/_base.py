@@ -142,7 +142,10 @@ class AbstractCoder(abc.ABC):
     def to_config(self, *, include_secrets: bool = False) -> dict[str, Any]:
         """A JSON-able dict such that ``coder_from_config(cfg)`` rebuilds an equivalent coder."""
 
-    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
-        from costeer_lab.coders._registry import coder_from_config
+    def __reduce__(self) -> tuple[Any, tuple[type[AbstractCoder], dict[str, Any]]]:
+        return _from_config, (type(self), self.to_config(include_secrets=True))
 
-        return coder_from_config, (self.to_config(include_secrets=True),)
+
+def _from_config(cls: type[AbstractCoder], config: Mapping[str, Any]) -> AbstractCoder:
+    """Unpickle a coder: its class called with its config (what the registry's factories do)."""
+    return cls(**{k: v for k, v in config.items() if k != "name"})

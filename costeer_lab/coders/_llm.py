@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+from costeer_lab._retry import call_with_retries, openai_retryable
 from costeer_lab.coders._base import AbstractCoder, CoderResult
 from costeer_lab.coders._cache import CachedResponse, CacheMode, LLMResponseCache, request_key
 from costeer_lab.coders._extract import extract_code
 from costeer_lab.coders._prompts import build_prompt
-from costeer_lab.coders._settings import LLMSettings, ResolvedEndpoint, llm_settings
 from costeer_lab.errors import ConfigurationError, LLMError, did_you_mean
+from costeer_lab.settings import LLMSettings, get_settings
+from costeer_lab.settings._llm import ResolvedEndpoint
 
 if TYPE_CHECKING:
     import openai
@@ -21,16 +22,6 @@ if TYPE_CHECKING:
     from costeer_lab.store._base import BaseStore
 
 __all__ = ["LLMCoder"]
-
-_RETRY_AFTER_MAX_S = 60.0
-
-
-def _retry_after_s(headers: Any) -> float | None:
-    try:
-        raw = headers.get("retry-after")
-        return float(raw) if raw is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
 
 
 def _failure_workspace(task: Task, reason: str, reply: str) -> Workspace:
@@ -78,7 +69,7 @@ class LLMCoder(AbstractCoder):
         store: BaseStore | str | None = None,
         **overrides: Any,
     ) -> None:
-        base = settings if settings is not None else llm_settings()
+        base = settings if settings is not None else get_settings().llm
         unknown = sorted(set(overrides) - set(LLMSettings.model_fields))
         if unknown:
             raise ConfigurationError(
@@ -120,7 +111,7 @@ class LLMCoder(AbstractCoder):
     def _endpoint(self) -> ResolvedEndpoint:
         ep: ResolvedEndpoint | None = getattr(self._local, "endpoint", None)
         if ep is None:
-            ep = self._local.endpoint = self.settings.resolve_endpoint()
+            ep = self._local.endpoint = self.settings.resolve_endpoint(get_settings().openai)
         return ep
 
     def _client(self) -> openai.OpenAI:
@@ -147,53 +138,51 @@ class LLMCoder(AbstractCoder):
             params["seed"] = s.seed
         return params
 
-    def _backoff(self, attempt: int, retry_after: float | None, ep: ResolvedEndpoint) -> float:
-        if retry_after is not None and 0.0 <= retry_after <= _RETRY_AFTER_MAX_S:
-            return retry_after
-        base = min(ep.backoff_max_s, ep.backoff_initial_s * 2.0**attempt)
+    def _jitter(self) -> float:
         with self._rng_lock:
-            return base * (0.5 + 0.5 * self._rng.random())
+            return self._rng.random()
 
     def _chat(self, messages: list[dict[str, str]]) -> CachedResponse:
         import openai
 
         ep = self._endpoint()
         client = self._client()
-        attempt = 0
-        while True:
-            try:
-                reply = client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    **self._params(),
-                )
-                break
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+
+        def send() -> Any:
+            return client.chat.completions.create(
+                model=self.settings.model,
+                messages=messages,  # type: ignore[arg-type]
+                **self._params(),
+            )
+
+        try:
+            reply = call_with_retries(
+                send,
+                max_retries=ep.max_retries,
+                backoff_initial_s=ep.backoff_initial_s,
+                backoff_max_s=ep.backoff_max_s,
+                jitter=self._jitter,
+            )
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise LLMError(
+                f"endpoint {ep.base_url or 'api.openai.com'} refused the API key for model "
+                f"{self.settings.model!r} ({exc.status_code}): {exc.message}"
+            ) from exc
+        except openai.APIStatusError as exc:
+            if not openai_retryable(exc):
                 raise LLMError(
-                    f"endpoint {ep.base_url or 'api.openai.com'} refused the API key for model "
-                    f"{self.settings.model!r} ({exc.status_code}): {exc.message}"
+                    f"chat request for model {self.settings.model!r} failed with "
+                    f"{exc.status_code}: {exc.message}"
                 ) from exc
-            except openai.APIStatusError as exc:
-                if not (exc.status_code == 429 or exc.status_code >= 500):
-                    raise LLMError(
-                        f"chat request for model {self.settings.model!r} failed with "
-                        f"{exc.status_code}: {exc.message}"
-                    ) from exc
-                if attempt >= ep.max_retries:
-                    raise LLMError(
-                        f"chat request for model {self.settings.model!r} still failed with "
-                        f"{exc.status_code} after {attempt} retries: {exc.message}"
-                    ) from exc
-                delay = self._backoff(attempt, _retry_after_s(exc.response.headers), ep)
-            except openai.APIConnectionError as exc:
-                if attempt >= ep.max_retries:
-                    raise LLMError(
-                        f"cannot reach {ep.base_url or 'api.openai.com'} for model "
-                        f"{self.settings.model!r} after {attempt} retries: {exc.message}"
-                    ) from exc
-                delay = self._backoff(attempt, None, ep)
-            attempt += 1
-            time.sleep(delay)
+            raise LLMError(
+                f"chat request for model {self.settings.model!r} still failed with "
+                f"{exc.status_code} after {ep.max_retries} retries: {exc.message}"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise LLMError(
+                f"cannot reach {ep.base_url or 'api.openai.com'} for model "
+                f"{self.settings.model!r} after {ep.max_retries} retries: {exc.message}"
+            ) from exc
         choice = reply.choices[0] if reply.choices else None
         content = (choice.message.content if choice is not None else None) or ""
         usage = reply.usage

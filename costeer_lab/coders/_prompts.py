@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from costeer_lab._records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.coders._contracts import contract_for, task_family
-from costeer_lab.coders._settings import LLMSettings
+from costeer_lab.settings import LLMSettings
 
 __all__ = ["Prompt", "build_prompt"]
 

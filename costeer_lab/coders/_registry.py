@@ -1,7 +1,14 @@
-"""Coders by name and from JSON-able configs (what a process-pool worker receives)."""
+"""Coders by name and from JSON-able configs (what a process-pool worker receives).
+
+A coder is named by its registry name (``"reuse"``, ``"llm"``, or one added with
+:func:`register_coder`) or by an import path ``"package.module:Class"``, so a coder defined
+outside the package (for instance the test fake ``costeer_lab.testing:ScriptedCoder``) works in
+an experiment spec and in process-pool workers without being registered there.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,17 +30,10 @@ def _llm(**kwargs: Any) -> AbstractCoder:
     return LLMCoder(**kwargs)
 
 
-def _scripted(**kwargs: Any) -> AbstractCoder:
-    from costeer_lab.testing._scripted_coder import ScriptedCoder
-
-    return ScriptedCoder(**kwargs)
-
-
 #: Coder name -> factory taking the config's keyword arguments.
 CODERS: dict[str, Callable[..., AbstractCoder]] = {
     "reuse": _reuse,
     "llm": _llm,
-    "scripted": _scripted,  # costeer_lab.testing.ScriptedCoder, for tests
 }
 
 
@@ -42,20 +42,45 @@ def register_coder(name: str, factory: Callable[..., AbstractCoder]) -> None:
     CODERS[name] = factory
 
 
+def _import_path(name: str) -> Callable[..., AbstractCoder]:
+    module_name, _, attr = name.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise UnknownNameError(
+            f"cannot import coder {name!r} ('package.module:Class'): {exc}"
+        ) from exc
+    if not callable(obj):
+        raise UnknownNameError(f"coder {name!r} is not a class or factory: {obj!r:.80}")
+    factory: Callable[..., AbstractCoder] = obj
+    return factory
+
+
 def get_coder(name: str, **kwargs: Any) -> AbstractCoder:
-    """A coder by registry name: ``"reuse"`` (offline default) or ``"llm"``.
+    """A coder by registry name (``"reuse"``, the offline default, or ``"llm"``) or by import
+    path ``"package.module:Class"`` (called with ``kwargs``).
 
     Raises:
-        UnknownNameError: an unknown name (the message lists the known ones).
+        UnknownNameError: an unknown name (the message lists the known ones) or an import path
+            that does not import.
         ConfigurationError: arguments the coder does not accept.
 
     Example:
         >>> get_coder("reuse", seed=3).to_config()
         {'name': 'reuse', 'seed': 3, 'use_component_matches': True}
+        >>> get_coder("costeer_lab.coders:ReuseCoder", seed=3).seed
+        3
     """
     factory = CODERS.get(name)
+    if factory is None and ":" in name:
+        factory = _import_path(name)
     if factory is None:
-        raise UnknownNameError(f"unknown coder {name!r}; {did_you_mean(name, list(CODERS))}")
+        raise UnknownNameError(
+            f"unknown coder {name!r}; {did_you_mean(name, list(CODERS))} "
+            "(or name one by import path, 'package.module:Class')"
+        )
     try:
         return factory(**kwargs)
     except TypeError as exc:
@@ -71,7 +96,8 @@ def coder_from_config(config: Mapping[str, Any]) -> AbstractCoder:
     """
     if not isinstance(config, Mapping) or not isinstance(config.get("name"), str):
         raise ConfigurationError(
-            f"a coder config is a dict with a string 'name' (one of {sorted(CODERS)}), "
+            f"a coder config is a dict with a string 'name' (one of {sorted(CODERS)} or "
+            "'package.module:Class'), "
             f"got {config!r:.200}"
         )
     kwargs = {k: v for k, v in config.items() if k != "name"}

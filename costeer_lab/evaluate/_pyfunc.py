@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from costeer_lab._fingerprint import extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._factor import RunnerName, describe_run, isolation_of, make_runner
@@ -38,8 +39,7 @@ from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fing
 from costeer_lab.evaluate._pyfunc_proxy import Call
 from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
 from costeer_lab.evaluate._pyfunc_runner import ANSWERS_FILE
-from costeer_lab.evaluate._settings import EvaluatorSettings, evaluator_settings
-from costeer_lab.knowledge import extract_errors
+from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = ["PythonFunctionEvaluator"]
 
@@ -82,7 +82,7 @@ class PythonFunctionEvaluator:
         runner: RunnerName | Runner = "sandbox",
         settings: EvaluatorSettings | None = None,
     ) -> None:
-        self.settings = settings or evaluator_settings()
+        self.settings = settings or get_settings().evaluator
         self._runner_spec = runner
         self._runner_name: RunnerName = runner if isinstance(runner, str) else "sandbox"
         self._runner_obj: Runner | None = None if isinstance(runner, str) else runner

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from costeer_lab._fingerprint import error_fingerprint
 from costeer_lab.evaluate._pyfunc_answers import Answer
 from costeer_lab.evaluate._pyfunc_proxy import Call, describe_value
 from costeer_lab.evaluate._pyfunc_replay import PassResult
-from costeer_lab.knowledge import error_fingerprint
 
 __all__ = ["Detail", "Verdict", "explain", "fingerprint"]
 

@@ -1,6 +1,5 @@
 """experiment subpackage."""
 
-from costeer_lab.experiment._example import example_results, make_row, synthetic_results
 from costeer_lab.experiment._metrics import (
     attempts_to_success,
     first_try_success,
@@ -39,14 +38,12 @@ __all__: list[str] = [
     "arm_differences",
     "attempt_rows",
     "attempts_to_success",
-    "example_results",
     "first_try_success",
     "hit_rate",
     "kb_growth",
     "knowledge_usage",
     "load_results",
     "load_spec",
-    "make_row",
     "query_table",
     "retrieval_success",
     "run_arm",
@@ -56,7 +53,6 @@ __all__: list[str] = [
     "success_curve",
     "success_lift",
     "summary_table",
-    "synthetic_results",
     "task_outcomes",
     "validate_results",
 ]

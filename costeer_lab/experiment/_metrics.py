@@ -21,7 +21,8 @@ tasks (paired by task when both arms share the universe). The interval is widene
 point estimate if resampling a few discrete values ever leaves it outside.
 
 Example:
-    >>> from costeer_lab.experiment import example_results, success_curve
+    >>> from costeer_lab.experiment import success_curve
+    >>> from costeer_lab.testing import example_results
     >>> success_curve(example_results(), n_boot=200)[["arm", "attempt", "success_rate"]].shape
     (4, 3)
 """
@@ -84,7 +85,7 @@ def task_outcomes(results: pd.DataFrame) -> pd.DataFrame:
         NaN when never solved), ``n_attempts`` (rows recorded for the task).
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> task_outcomes(example_results())["solved_at"].tolist()
         [2.0, 1.0, 1.0, nan]
     """
@@ -135,7 +136,7 @@ def success_curve(
         ``"tasks"``).
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> success_curve(example_results(), n_boot=100)["success_rate"].tolist()
         [0.5, 1.0, 0.5, 0.5]
     """
@@ -179,7 +180,7 @@ def first_try_success(results: pd.DataFrame) -> pd.DataFrame:
         Columns ``arm``, ``first_try_success``, ``n_seeds``.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> first_try_success(example_results())["first_try_success"].tolist()
         [0.5, 0.5]
     """
@@ -201,7 +202,7 @@ def attempts_to_success(results: pd.DataFrame) -> pd.DataFrame:
         when none), ``median_attempts``, ``n_solved``, ``n_never_solved``.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> table = attempts_to_success(example_results())
         >>> table[["mean_attempts", "n_never_solved"]].values.tolist()
         [[1.5, 0.0], [1.0, 1.0]]
@@ -248,7 +249,7 @@ def success_lift(
         InvalidInputError: when ``baseline`` is not an arm of ``results``.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> success_lift(example_results(), baseline="no_knowledge", n_boot=100)["lift"].tolist()
         [-0.5]
     """
@@ -323,7 +324,7 @@ def kb_growth(results: pd.DataFrame) -> pd.DataFrame:
         ``n_seeds``.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> kb_growth(example_results())["kb_nodes"].tolist()
         [0.0, 0.0, 4.0, 6.0]
     """

@@ -16,7 +16,8 @@ attempted again; a task may never succeed. JSON-valued columns hold text so the 
 
 Example:
     >>> import tempfile
-    >>> from costeer_lab.experiment import example_results, load_results, save_results
+    >>> from costeer_lab.experiment import load_results, save_results
+    >>> from costeer_lab.testing import example_results
     >>> path = save_results(example_results(), tempfile.mkdtemp())
     >>> load_results(path).shape[0]
     6
@@ -26,19 +27,18 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import InvalidInputError
 
 __all__ = [
     "QUERY_KINDS",
     "RESULT_COLUMNS",
-    "atomic_write_bytes",
     "load_results",
     "save_results",
     "validate_results",
@@ -180,7 +180,7 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
             success.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> list(validate_results(example_results()).columns)[:3]
         ['run_id', 'arm', 'seed']
     """
@@ -215,23 +215,6 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(_KEY, kind="stable").reset_index(drop=True)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
-
-
 def save_results(
     df: pd.DataFrame,
     directory: str | os.PathLike[str],
@@ -245,7 +228,7 @@ def save_results(
 
     Example:
         >>> import tempfile
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> save_results(example_results(), tempfile.mkdtemp(), format="csv").name
         'results.csv'
     """

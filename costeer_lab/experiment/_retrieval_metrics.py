@@ -11,7 +11,8 @@ Definitions (``θ`` is the score ``threshold``):
   success-when-used = share of those rows that succeeded.
 
 Example:
-    >>> from costeer_lab.experiment import example_results, hit_rate
+    >>> from costeer_lab.experiment import hit_rate
+    >>> from costeer_lab.testing import example_results
     >>> hit_rate(example_results(), threshold=0.5)[["query_kind", "hit_rate"]].values.tolist()
     [['similar', 0.5], ['error', 0.0]]
 """
@@ -40,7 +41,7 @@ def query_table(results: pd.DataFrame) -> pd.DataFrame:
         ``ids`` (tuple of returned ids, best first).
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> query_table(example_results())["n_items"].tolist()
         [1, 1, 0]
     """
@@ -152,7 +153,7 @@ def knowledge_usage(
         used first, ties by ``item_id``.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> knowledge_usage(example_results(), source="used")["item_id"].tolist()
         ['k1']
     """

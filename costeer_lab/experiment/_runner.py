@@ -23,10 +23,11 @@ from typing import Any
 
 import pandas as pd
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
-from costeer_lab.experiment._results import RESULT_COLUMNS, atomic_write_bytes, save_results
+from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
 

@@ -1,7 +1,8 @@
 """The headline numbers of an experiment per arm, and plain sentences comparing the arms.
 
 Example:
-    >>> from costeer_lab.experiment import example_results, summary_table
+    >>> from costeer_lab.experiment import summary_table
+    >>> from costeer_lab.testing import example_results
     >>> summary_table(example_results(), n_boot=100)["final_success"].tolist()
     [1.0, 0.5]
 """
@@ -112,7 +113,8 @@ def arm_differences(
     paired interval excludes zero; they make no claim beyond that.
 
     Example:
-        >>> from costeer_lab.experiment import example_results, summary_table
+        >>> from costeer_lab.experiment import summary_table
+        >>> from costeer_lab.testing import example_results
         >>> arm_differences(summary_table(example_results(), n_boot=100))[0][:30]
         "Reference arm: 'no_knowledge' "
     """

@@ -1,7 +1,6 @@
 """Vector indexes: cosine-similarity search over string ids (FAISS exact / HNSW).
 
-Names are imported lazily, so ``costeer_lab.index._settings`` (a plain pydantic model the
-settings module may import) does not pull in faiss.
+Names are imported lazily, so importing the package does not pull in faiss.
 
 Example:
     >>> import numpy as np
@@ -14,15 +13,16 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from costeer_lab.index._collection import VectorCollection
     from costeer_lab.index._faiss import FaissIndex
     from costeer_lab.index._result import SearchResult
-    from costeer_lab.index._settings import IndexSettings
     from costeer_lab.index._validate import DimensionMismatchError
+    from costeer_lab.settings import IndexSettings
 
 __all__ = [
     "DimensionMismatchError",
@@ -35,19 +35,10 @@ __all__ = [
 _WHERE = {
     "DimensionMismatchError": "costeer_lab.index._validate",
     "FaissIndex": "costeer_lab.index._faiss",
-    "IndexSettings": "costeer_lab.index._settings",
+    "IndexSettings": "costeer_lab.settings",
     "SearchResult": "costeer_lab.index._result",
     "VectorCollection": "costeer_lab.index._collection",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = _lazy_exports(__name__, _WHERE, __all__)

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.index import _store_io
 from costeer_lab.index._ops import (
     faiss_topk,
     labels_for_filter,
@@ -36,7 +37,7 @@ from costeer_lab.index._ops import (
     storage_view,
 )
 from costeer_lab.index._result import SearchResult
-from costeer_lab.index._settings import apply_faiss_threads
+from costeer_lab.index._threads import apply_faiss_threads
 from costeer_lab.index._validate import (
     Filter,
     check_embedder,
@@ -273,9 +274,7 @@ class FaissIndex:
     # -- persistence (implemented in _store_io) ----------------------------------------------
     def save(self, path: str | Path) -> None:
         """Write the index to ``path`` atomically (JSON header, faiss bytes, sha256; no pickle)."""
-        from costeer_lab.index._store_io import save_index
-
-        save_index(self, path)
+        _store_io.save_index(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> FaissIndex:
@@ -284,9 +283,7 @@ class FaissIndex:
         Raises:
             VectorIndexError: missing, truncated or corrupt file, or an inconsistent header.
         """
-        from costeer_lab.index._store_io import load_index
-
-        return load_index(path)
+        return _store_io.load_index(path, cls)
 
     @classmethod
     def from_store(
@@ -303,9 +300,20 @@ class FaissIndex:
         See :func:`costeer_lab.index._store_io.index_from_store`; the returned index's
         :attr:`origin` says whether it was ``"loaded"``, ``"rebuilt"`` or ``"empty"``.
         """
-        from costeer_lab.index._store_io import index_from_store
+        return _store_io.index_from_store(cls, store, collection, path=path, kind=kind, **kw)
 
-        return index_from_store(store, collection, path=path, kind=kind, **kw)
+    def export_rows(self) -> tuple[Any, list[str], list[int], int]:
+        """What an index file stores besides the settings: the faiss index, the live ids and
+        their labels (rows of the faiss index), and the next free label."""
+        return self._index, list(self._label_of), list(self._label_of.values()), self._next_label
+
+    def import_rows(self, raw: Any, ids: list[str], labels: list[int], next_label: int) -> None:
+        """Replace the content by rows of :meth:`export_rows` (the caller checks them: see
+        :func:`costeer_lab.index._store_io.load_index`)."""
+        self._index = raw
+        self._label_of = dict(zip(ids, labels, strict=True))
+        self._id_of = dict(zip(labels, ids, strict=True))
+        self._next_label = next_label
 
     # -- internals ---------------------------------------------------------------------------
     @property

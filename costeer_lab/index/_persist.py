@@ -1,4 +1,5 @@
-"""The on-disk format of a vector index (no pickle) and atomic file writes.
+"""The on-disk format of a vector index (no pickle); files are written with
+:func:`costeer_lab._fs.atomic_write_bytes`.
 
 Layout of an index file::
 
@@ -16,15 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from costeer_lab.errors import VectorIndexError
 
-__all__ = ["FORMAT_VERSION", "atomic_write_bytes", "decode_index_file", "encode_index_file"]
+__all__ = ["FORMAT_VERSION", "decode_index_file", "encode_index_file"]
 
 FORMAT_VERSION = 1
 _MAGIC = b"CLVIDX01"
@@ -76,43 +74,3 @@ def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], bytes]:
             f"index file {source} has format {header.get('format')!r}, expected {FORMAT_VERSION}"
         )
     return header, bytes(body[8 + hlen :])
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same directory, fsync, rename.
-
-    Readers see either the old file or the complete new one, never a partial write.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.bin"
-        >>> atomic_write_bytes(p, b"hello"); p.read_bytes()
-        b'hello'
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (no-op where directories cannot be opened)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)

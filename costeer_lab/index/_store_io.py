@@ -1,4 +1,8 @@
-"""Saving, loading and rebuilding a :class:`FaissIndex` (file format in ``_persist``)."""
+"""Saving, loading and rebuilding a :class:`FaissIndex` (file format in ``_persist``).
+
+Only the index's public interface is used (``export_rows`` / ``import_rows``); the class is
+passed in, so this module does not import ``_faiss`` at run time (``_faiss`` imports it).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,12 @@ from typing import TYPE_CHECKING, Any
 import faiss
 import numpy as np
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, VectorIndexError
-from costeer_lab.index._faiss import FaissIndex, IndexKind
-from costeer_lab.index._persist import (
-    FORMAT_VERSION,
-    atomic_write_bytes,
-    decode_index_file,
-    encode_index_file,
-)
+from costeer_lab.index._persist import FORMAT_VERSION, decode_index_file, encode_index_file
 
 if TYPE_CHECKING:
+    from costeer_lab.index._faiss import FaissIndex, IndexKind
     from costeer_lab.store import BaseStore
 
 __all__ = ["index_from_store", "load_index", "save_index"]
@@ -27,6 +27,7 @@ _PARAMS = ("hnsw_m", "ef_construction", "ef_search")
 
 def save_index(index: FaissIndex, path: str | Path) -> None:
     """Write ``index`` to ``path`` atomically (see :meth:`FaissIndex.save`)."""
+    raw, ids, labels, next_label = index.export_rows()
     header: dict[str, Any] = {
         "format": FORMAT_VERSION,
         "kind": index.kind,
@@ -35,16 +36,16 @@ def save_index(index: FaissIndex, path: str | Path) -> None:
         "params": {name: getattr(index, name) for name in _PARAMS},
         "collection": index.source_collection,
         "collection_version": index.source_version,
-        "ntotal": int(index._index.ntotal),
-        "next_label": index._next_label,
-        "ids": list(index._label_of),
-        "labels": list(index._label_of.values()),
+        "ntotal": int(raw.ntotal),
+        "next_label": next_label,
+        "ids": ids,
+        "labels": labels,
     }
-    payload = faiss.serialize_index(index._index).tobytes()
+    payload = faiss.serialize_index(raw).tobytes()
     atomic_write_bytes(path, encode_index_file(header, payload))
 
 
-def load_index(path: str | Path) -> FaissIndex:
+def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     """Read an index file (see :meth:`FaissIndex.load`); any defect raises VectorIndexError."""
     source = str(path)
     try:
@@ -53,7 +54,7 @@ def load_index(path: str | Path) -> FaissIndex:
         raise VectorIndexError(f"cannot read index file {source}: {exc}") from exc
     header, payload = decode_index_file(data, source)
     try:
-        index = FaissIndex(
+        index = cls(
             header["dim"],
             kind=header["kind"],
             embedder_id=header["embedder_id"],
@@ -76,17 +77,16 @@ def load_index(path: str | Path) -> FaissIndex:
         raw = faiss.deserialize_index(np.frombuffer(payload, dtype=np.uint8))
     except RuntimeError as exc:
         raise VectorIndexError(f"index file {source}: faiss cannot read the index: {exc}") from exc
-    index._next_label = next_label
-    _check_faiss(raw, index, ntotal, labels, source)
-    index._index = raw
-    index._label_of = dict(zip(ids, labels, strict=True))
-    index._id_of = dict(zip(labels, ids, strict=True))
+    _check_faiss(raw, index, ntotal, labels, next_label, source)
+    index.import_rows(raw, ids, labels, next_label)
     index.source_collection, index.source_version = collection, version
     index.origin = "loaded"
     return index
 
 
-def _check_faiss(raw: Any, index: FaissIndex, ntotal: int, labels: list[int], src: str) -> None:
+def _check_faiss(
+    raw: Any, index: FaissIndex, ntotal: int, labels: list[int], next_label: int, src: str
+) -> None:
     expected = faiss.IndexHNSWFlat if index.kind == "hnsw" else faiss.IndexFlat
     if not isinstance(raw, expected) or raw.metric_type != faiss.METRIC_INNER_PRODUCT:
         raise VectorIndexError(
@@ -98,11 +98,12 @@ def _check_faiss(raw: Any, index: FaissIndex, ntotal: int, labels: list[int], sr
             f"index file {src}: faiss index has dim {raw.d} and {raw.ntotal} vectors, header "
             f"says dim {index.dim} and {ntotal}"
         )
-    if ntotal != index._next_label or any(v >= ntotal for v in labels):
+    if ntotal != next_label or any(v >= ntotal for v in labels):
         raise VectorIndexError(f"index file {src}: labels do not match the faiss rows")
 
 
 def index_from_store(
+    cls: type[FaissIndex],
     store: BaseStore,
     collection: str,
     *,
@@ -143,12 +144,12 @@ def index_from_store(
             )
     if path is not None and Path(path).exists():
         try:
-            loaded = load_index(path)
+            loaded = load_index(path, cls)
         except VectorIndexError:
             loaded = None
         if loaded is not None and _is_fresh(loaded, collection, version, info, kind, kw):
             return loaded
-    index = _rebuild(store, collection, version, kind, kw)
+    index = _rebuild(cls, store, collection, version, kind, kw)
     if path is not None:
         save_index(index, path)
     return index
@@ -179,7 +180,12 @@ def _is_fresh(
 
 
 def _rebuild(
-    store: BaseStore, collection: str, version: int, kind: IndexKind, kw: dict[str, Any]
+    cls: type[FaissIndex],
+    store: BaseStore,
+    collection: str,
+    version: int,
+    kind: IndexKind,
+    kw: dict[str, Any],
 ) -> FaissIndex:
     ids, matrix, embedder_id = store.load_vectors(collection)
     args = dict(kw)
@@ -189,7 +195,7 @@ def _rebuild(
         raise InvalidInputError(
             f"collection {collection!r} is empty; pass dim= to build an empty index"
         )
-    index = FaissIndex(kind=kind, **args)
+    index = cls(kind=kind, **args)
     if ids:
         index.add(ids, matrix)
     index.source_collection, index.source_version = collection, version

@@ -8,7 +8,8 @@ The evolution loop uses two calls::
     qk = strategy.query(kb, tasks, last_feedback, run_id="r", attempt=1)
     strategy.generate_knowledge(kb, [(task, workspace, feedback), ...], run_id="r")
 
-Error fingerprints import eagerly (evaluators use them); the knowledge bases, which need the
+Error fingerprints (defined in the bottom layer, :mod:`costeer_lab._fingerprint`, which the
+evaluators use too) import eagerly; the knowledge bases, which need the
 store, embedders and FAISS, are imported on first use.
 
 Example:
@@ -19,10 +20,10 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from costeer_lab.knowledge._fingerprint import error_fingerprint, extract_errors
+from costeer_lab._fingerprint import error_fingerprint, extract_errors
+from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from costeer_lab.knowledge._components import (
@@ -44,28 +45,27 @@ if TYPE_CHECKING:
     from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
     from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
     from costeer_lab.knowledge._sampler import KnowledgeSampler
-    from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+    from costeer_lab.settings import RAGSettings
 
 _LAZY: dict[str, str] = {
-    "BuiltinComponentExtractor": "_components",
-    "ComponentExtractor": "_components",
-    "normalize_component": "_components",
-    "LLMComponentExtractor": "_components_llm",
-    "kb_search": "_factory",
-    "kb_stats": "_factory",
-    "make_extractor": "_factory",
-    "make_rag_strategy": "_factory",
-    "open_kb": "_factory",
-    "KnowledgeBaseV1": "_kb_v1",
-    "KnowledgeBaseV2": "_kb_v2",
-    "QUERY_LOG_KIND": "_querylog",
-    "QueryLogger": "_querylog",
-    "iter_query_log": "_querylog",
-    "RAGStrategyV1": "_rag_v1",
-    "RAGStrategyV2": "_rag_v2",
-    "KnowledgeSampler": "_sampler",
-    "RAGSettings": "_settings",
-    "get_rag_settings": "_settings",
+    "BuiltinComponentExtractor": "._components",
+    "ComponentExtractor": "._components",
+    "normalize_component": "._components",
+    "LLMComponentExtractor": "._components_llm",
+    "kb_search": "._factory",
+    "kb_stats": "._factory",
+    "make_extractor": "._factory",
+    "make_rag_strategy": "._factory",
+    "open_kb": "._factory",
+    "KnowledgeBaseV1": "._kb_v1",
+    "KnowledgeBaseV2": "._kb_v2",
+    "QUERY_LOG_KIND": "._querylog",
+    "QueryLogger": "._querylog",
+    "iter_query_log": "._querylog",
+    "RAGStrategyV1": "._rag_v1",
+    "RAGStrategyV2": "._rag_v2",
+    "KnowledgeSampler": "._sampler",
+    "RAGSettings": "costeer_lab.settings",
 }
 
 __all__ = [
@@ -82,7 +82,6 @@ __all__ = [
     "RAGStrategyV2",
     "error_fingerprint",
     "extract_errors",
-    "get_rag_settings",
     "iter_query_log",
     "kb_search",
     "kb_stats",
@@ -93,14 +92,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costeer_lab.knowledge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"costeer_lab.knowledge.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.errors import UnknownNameError, did_you_mean
@@ -14,7 +14,7 @@ from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
 from costeer_lab.knowledge._querylog import QUERY_LOG_KIND
 from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
 from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
-from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+from costeer_lab.settings import RAGSettings, get_settings
 from costeer_lab.store import BaseStore, get_store
 
 __all__ = ["kb_search", "kb_stats", "make_extractor", "make_rag_strategy", "open_kb"]
@@ -28,10 +28,9 @@ def _embedder(embedder: str | BaseEmbedder) -> BaseEmbedder:
 
 def make_extractor(settings: RAGSettings | None = None) -> ComponentExtractor:
     """The component extractor the settings name (``builtin`` or ``llm``)."""
-    s = settings or get_rag_settings()
+    s = settings or get_settings().rag
     if s.component_extractor == "llm":
         from costeer_lab.knowledge._components_llm import LLMComponentExtractor
-        from costeer_lab.settings import get_settings
 
         o = get_settings().openai
         return LLMComponentExtractor(
@@ -42,10 +41,37 @@ def make_extractor(settings: RAGSettings | None = None) -> ComponentExtractor:
     return BuiltinComponentExtractor()
 
 
+@overload
+def open_kb(
+    store: BaseStore | str | Path | None = None,
+    version: Literal["v2"] = "v2",
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV2: ...
+@overload
+def open_kb(
+    store: BaseStore | str | Path | None,
+    version: Literal["v1"],
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV1: ...
+@overload
 def open_kb(
     store: BaseStore | str | Path | None = None,
     version: str = "v2",
-    embedder: str | BaseEmbedder = "hashing",
+    embedder: str | BaseEmbedder | None = None,
+    *,
+    extractor: ComponentExtractor | None = None,
+    settings: RAGSettings | None = None,
+) -> KnowledgeBaseV1 | KnowledgeBaseV2: ...
+def open_kb(
+    store: BaseStore | str | Path | None = None,
+    version: str = "v2",
+    embedder: str | BaseEmbedder | None = None,
     *,
     extractor: ComponentExtractor | None = None,
     settings: RAGSettings | None = None,
@@ -55,7 +81,8 @@ def open_kb(
     Args:
         store: a store, a store URL / SQLite path, or ``None`` (the settings' store URL).
         version: ``"v2"`` (graph KB) or ``"v1"``.
-        embedder: embedder name or instance (vectors are cached in the store).
+        embedder: embedder name or instance (vectors are cached in the store); ``None``: the
+            settings' ``embedder`` (default ``"hashing"``).
         extractor: component extractor of the V2 KB (default: per settings).
         settings: RAG settings (index kind, extractor); default: the ``rag`` section.
 
@@ -75,9 +102,9 @@ def open_kb(
         raise UnknownNameError(
             f"unknown KB version {version!r}; {did_you_mean(version, _VERSIONS)}"
         )
-    s = settings or get_rag_settings()
+    s = settings or get_settings().rag
     st = get_store(store)
-    emb = _embedder(embedder)
+    emb = _embedder(get_settings().embedder if embedder is None else embedder)
     kb: KnowledgeBaseV1 | KnowledgeBaseV2
     if version == "v1":
         kb = KnowledgeBaseV1(st, emb, index_kind=s.index_kind)
@@ -98,6 +125,18 @@ def open_kb(
     return kb
 
 
+@overload
+def make_rag_strategy(
+    name: Literal["v2"] = "v2", *, seed: int | None = None, **options: Any
+) -> RAGStrategyV2: ...
+@overload
+def make_rag_strategy(
+    name: Literal["v1"], *, seed: int | None = None, **options: Any
+) -> RAGStrategyV1: ...
+@overload
+def make_rag_strategy(
+    name: str = "v2", *, seed: int | None = None, **options: Any
+) -> RAGStrategyV1 | RAGStrategyV2: ...
 def make_rag_strategy(
     name: str = "v2", *, seed: int | None = None, **options: Any
 ) -> RAGStrategyV1 | RAGStrategyV2:
@@ -109,7 +148,7 @@ def make_rag_strategy(
     """
     if name not in _VERSIONS:
         raise UnknownNameError(f"unknown RAG strategy {name!r}; {did_you_mean(name, _VERSIONS)}")
-    fields = get_rag_settings().model_dump()
+    fields = get_settings().rag.model_dump()
     fields.update(options)
     if seed is not None:
         fields["seed"] = seed

@@ -17,7 +17,7 @@ from costeer_lab.knowledge._attempts import as_triples
 from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
 from costeer_lab.knowledge._querylog import QueryLogger
 from costeer_lab.knowledge._sampler import KnowledgeSampler
-from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+from costeer_lab.settings import RAGSettings, get_settings
 
 __all__ = ["RAGStrategyV1"]
 
@@ -41,7 +41,7 @@ class RAGStrategyV1:
     query_kinds: tuple[str, ...] = ("former_trace", "similar")
 
     def __init__(self, settings: RAGSettings | None = None) -> None:
-        self.settings = settings or get_rag_settings()
+        self.settings = settings or get_settings().rag
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
 

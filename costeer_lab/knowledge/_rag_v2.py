@@ -31,7 +31,7 @@ from costeer_lab.knowledge._kb_v2 import (
 from costeer_lab.knowledge._querylog import QueryLogger
 from costeer_lab.knowledge._retrieve import nearest, search_successful
 from costeer_lab.knowledge._sampler import KnowledgeSampler
-from costeer_lab.knowledge._settings import RAGSettings, get_rag_settings
+from costeer_lab.settings import RAGSettings, get_settings
 
 __all__ = ["RAGStrategyV2"]
 
@@ -72,7 +72,7 @@ class RAGStrategyV2:
     query_kinds: tuple[str, ...] = ("former_trace", "similar", "component", "error")
 
     def __init__(self, settings: RAGSettings | None = None) -> None:
-        self.settings = settings or get_rag_settings()
+        self.settings = settings or get_settings().rag
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._sandbox import Sandbox, shared_sandbox
-from costeer_lab.sandbox._settings import SandboxSettings
 from costeer_lab.sandbox._view import WORK_DIR
+from costeer_lab.settings import SandboxSettings
 
 __all__ = ["WORK_DIR", "Limits", "Sandbox", "SandboxResult", "SandboxSettings", "shared_sandbox"]

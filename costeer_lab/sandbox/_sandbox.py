@@ -39,8 +39,8 @@ from costeer_lab.sandbox._fs import (
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
-from costeer_lab.sandbox._settings import SandboxSettings, sandbox_settings
 from costeer_lab.sandbox._view import WORK_DIR, plan
+from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
 
@@ -89,7 +89,7 @@ class Sandbox:
         settings: SandboxSettings | None = None,
     ) -> None:
         self.limits = limits
-        self.settings = settings or sandbox_settings()
+        self.settings = settings or get_settings().sandbox
         self.packages = tuple(self.settings.packages if packages is None else packages)
         allowed = set(self.packages)
         self.preimport = tuple(m for m in preimport if m.split(".")[0] in allowed)

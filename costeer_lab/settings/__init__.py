@@ -1,11 +1,26 @@
 """Settings of costeer_lab, documented in one place.
 
 Precedence: explicit arguments > a settings object passed in > ``COSTEER_LAB_*`` environment
-variables > the defaults below. Nested sections use ``__`` in env names, for example
-``COSTEER_LAB_RAG__MAX_FORMER_TRACES=3``.
+variables > the defaults below. Every section is a field of :class:`Settings`; nested sections
+use ``__`` in env names, for example ``COSTEER_LAB_RAG__MAX_FORMER_TRACES=7``. Code reads the
+process-wide values with ``get_settings().<section>`` (cached: call
+``get_settings.cache_clear()`` after changing the environment).
+
+| section | class | read by |
+|---|---|---|
+| (top level) | :class:`Settings` | ``get_store(None)``, ``open_kb``, suites' data cache |
+| ``openai`` | :class:`OpenAISettings` | ``openai:<model>`` embedder, LLM endpoint fallbacks |
+| ``llm`` | :class:`LLMSettings` | :class:`~costeer_lab.coders.LLMCoder` |
+| ``rag`` | :class:`RAGSettings` | ``open_kb``, ``make_rag_strategy``, RAG strategies V1/V2 |
+| ``minilm`` | :class:`MiniLMSettings` | the ``minilm`` embedder |
+| ``index`` | :class:`IndexSettings` | :class:`~costeer_lab.index.FaissIndex` (threads) |
+| ``evaluator`` | :class:`EvaluatorSettings` | evaluators, ``Suite.evaluators()`` |
+| ``sandbox`` | :class:`SandboxSettings` | the sandbox worker |
 
 Example:
-    >>> from costeer_lab.settings import get_settings
+    >>> from costeer_lab.settings import Settings
+    >>> Settings(rag={"max_former_traces": 7}).rag.max_former_traces
+    7
     >>> get_settings().embedder
     'hashing'
 """
@@ -16,13 +31,15 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
 from costeer_lab.settings._minilm import MiniLMSettings
+from costeer_lab.settings._openai import OpenAISettings
+from costeer_lab.settings._rag import RAGSettings
 from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
@@ -31,6 +48,7 @@ __all__ = [
     "LLMSettings",
     "MiniLMSettings",
     "OpenAISettings",
+    "RAGSettings",
     "SandboxSettings",
     "Settings",
     "default_cache_dir",
@@ -50,21 +68,6 @@ def default_cache_dir() -> Path:
     return Path(base) / "costeer_lab"
 
 
-class OpenAISettings(BaseModel):
-    """OpenAI-compatible endpoint used by the ``openai:<model>`` embedder and LLM parts.
-
-    ``api_key`` / ``base_url`` fall back to the standard ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
-    """
-
-    api_key: str | None = None
-    base_url: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 5
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 20.0
-    embed_batch_size: int = 256
-
-
 class Settings(BaseSettings):
     """Top-level settings; each section documents its own defaults (see its class)."""
 
@@ -74,15 +77,16 @@ class Settings(BaseSettings):
 
     #: Store URL used when ``get_store(None)`` is called.
     store_url: str = "sqlite:///:memory:"
-    #: Embedder name used when none is given (``hashing``, ``minilm``, ``openai:<model>``).
+    #: Embedder ``open_kb`` uses when none is given (``hashing``, ``minilm``, ``openai:<model>``).
     embedder: str = "hashing"
     #: Where generated data (synthetic panels, model files, …) is cached.
     cache_dir: Path = Field(default_factory=default_cache_dir)
-    #: Default random seed.
-    seed: int = 0
+    #: The ``openai`` section: the OpenAI-compatible endpoint shared by embedder and LLM parts.
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
     #: The ``llm`` section: chat model, endpoint, retries, prices (``LLMCoder``, critic).
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    #: The ``rag`` section: retrieval limits, sampler, index kind, component extractor.
+    rag: RAGSettings = Field(default_factory=RAGSettings)
     #: The ``minilm`` embedder section.
     minilm: MiniLMSettings = Field(default_factory=MiniLMSettings)
     #: The ``index`` section: FAISS threads.

@@ -1,8 +1,7 @@
 """Settings of the evaluators (thresholds, time limits, the optional LLM critic).
 
-The lead wires :class:`EvaluatorSettings` into :class:`costeer_lab.settings.Settings` as the
-``evaluator`` section (env names like ``COSTEER_LAB_EVALUATOR__EQUAL_VALUE_THRESHOLD=0.95``).
-Until then, evaluators use ``EvaluatorSettings()`` defaults.
+The ``evaluator`` section of :class:`costeer_lab.settings.Settings` (environment names like
+``COSTEER_LAB_EVALUATOR__EQUAL_VALUE_THRESHOLD=0.95``).
 
 Example:
     >>> EvaluatorSettings().equal_value_threshold

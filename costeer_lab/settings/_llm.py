@@ -1,9 +1,8 @@
 """Settings of the coders: the chat model, its endpoint, retries, prices and prompt sizes.
 
-The lead wires :class:`LLMSettings` into :class:`costeer_lab.settings.Settings` as the ``llm``
-section (env names like ``COSTEER_LAB_LLM__MODEL=gpt-4o-mini``). Until then, coders use
-``LLMSettings()`` defaults. Endpoint fields left ``None`` fall back to the ``openai`` section of
-the settings and then to ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
+Section ``llm`` of :class:`costeer_lab.settings.Settings` (env names like
+``COSTEER_LAB_LLM__MODEL=gpt-4o-mini``). Endpoint fields left ``None`` fall back to the ``openai``
+section of the settings and then to ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
 
 Example:
     >>> LLMSettings().model
@@ -18,6 +17,8 @@ import os
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from costeer_lab.settings._openai import OpenAISettings
 
 __all__ = ["DEFAULT_PRICES", "LLMSettings", "ResolvedEndpoint"]
 
@@ -79,11 +80,9 @@ class LLMSettings(BaseModel):
             return 0.0
         return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
-    def resolve_endpoint(self) -> ResolvedEndpoint:
-        """Fill ``None`` endpoint fields from settings.openai, then from the environment."""
-        from costeer_lab.settings import get_settings
-
-        oa = get_settings().openai
+    def resolve_endpoint(self, oa: OpenAISettings) -> ResolvedEndpoint:
+        """Fill ``None`` endpoint fields from ``oa`` (the ``openai`` section), then from the
+        environment."""
         return ResolvedEndpoint(
             api_key=self.api_key or oa.api_key or os.environ.get("OPENAI_API_KEY") or None,
             base_url=self.base_url or oa.base_url or os.environ.get("OPENAI_BASE_URL") or None,

@@ -1,6 +1,5 @@
-"""Settings of the sandbox (the lead wires :class:`SandboxSettings` into
-:class:`costeer_lab.settings.Settings` as the ``sandbox`` section, env names like
-``COSTEER_LAB_SANDBOX__UID_BASE=62000``). Until then :func:`sandbox_settings` returns defaults.
+"""Settings of the sandbox: the ``sandbox`` section of :class:`costeer_lab.settings.Settings`
+(environment names like ``COSTEER_LAB_SANDBOX__UID_BASE=62000``).
 
 Example:
     >>> SandboxSettings().uid_base

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
@@ -75,7 +75,7 @@ class BaseStore(abc.ABC):
     def close(self) -> None:
         """Release connections. Idempotent."""
 
-    def __enter__(self) -> BaseStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

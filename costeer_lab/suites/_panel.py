@@ -19,12 +19,12 @@ larger on big moves. The same (instruments, days, seed) always gives the same va
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from costeer_lab._fs import atomic_writer
 from costeer_lab.errors import InvalidInputError
 
 __all__ = ["PANEL_COLUMNS", "PANEL_VERSION", "ensure_panel", "make_panel"]
@@ -99,7 +99,7 @@ def ensure_panel(
 ) -> Path:
     """Return the path of the cached panel parquet file, generating it on first use.
 
-    The file is written to a temporary name, fsync-ed and renamed atomically, so concurrent
+    The file is replaced atomically (:func:`costeer_lab._fs.atomic_writer`), so concurrent
     callers (several worker processes) never see a partial file.
 
     Example:
@@ -113,14 +113,6 @@ def ensure_panel(
         return path
     folder.mkdir(parents=True, exist_ok=True)
     panel = make_panel(n_instruments, n_days, seed)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".daily_pv_", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            panel.to_parquet(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as fh:
+        panel.to_parquet(fh)
     return path

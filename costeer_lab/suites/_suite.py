@@ -106,10 +106,10 @@ class Suite:
         """The suite's evaluator plus, when ``critic`` (default: the ``critic_enabled``
         setting), an :class:`~costeer_lab.evaluate.LLMCodeCritic`; for :class:`MultiEvaluator`."""
         from costeer_lab.evaluate._critic import LLMCodeCritic
-        from costeer_lab.evaluate._settings import evaluator_settings
+        from costeer_lab.settings import get_settings
 
         out = [self.evaluator(**kwargs)]
-        if critic if critic is not None else evaluator_settings().critic_enabled:
+        if critic if critic is not None else get_settings().evaluator.critic_enabled:
             out.append(LLMCodeCritic())
         return out
 

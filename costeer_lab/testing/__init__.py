@@ -1,4 +1,5 @@
-"""Test support shipped with the package: shared backend suites, fakes and fixtures.
+"""Test support shipped with the package: shared backend suites, fakes, fixtures and synthetic
+results tables (``example_results``, ``synthetic_results``, ``make_row``).
 
 Names are imported lazily so that a problem in one fake (or a missing optional dependency) never
 breaks the others. To add an export, add it to ``_LAZY``.
@@ -6,8 +7,15 @@ breaks the others. To add an export, add it to ``_LAZY``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from costeer_lab._lazy import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:
+    from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
+    from costeer_lab.testing._results_tables import example_results, make_row, synthetic_results
+    from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
+    from costeer_lab.testing._store_suite import StoreTestSuite
 
 # public name -> private module that defines it
 _LAZY: dict[str, str] = {
@@ -15,6 +23,9 @@ _LAZY: dict[str, str] = {
     "RecordedRequest": "costeer_lab.testing._openai_server",
     "StoreTestSuite": "costeer_lab.testing._store_suite",
     "ScriptedCall": "costeer_lab.testing._scripted_coder",
+    "example_results": "costeer_lab.testing._results_tables",
+    "make_row": "costeer_lab.testing._results_tables",
+    "synthetic_results": "costeer_lab.testing._results_tables",
     "ScriptedCoder": "costeer_lab.testing._scripted_coder",
     "ATTACKS": "costeer_lab.testing._redteam",
     "AlwaysPassEvaluator": "costeer_lab.testing._redteam",
@@ -27,17 +38,16 @@ _LAZY: dict[str, str] = {
     "run_experiment_attacks": "costeer_lab.testing._redteam",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "FakeOpenAIServer",
+    "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedCoder",
+    "StoreTestSuite",
+    "example_results",
+    "make_row",
+    "synthetic_results",
+]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costeer_lab.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

@@ -31,8 +31,10 @@ class ScriptedCoder(AbstractCoder):
     default) or the number of former traces of the task in the queried knowledge
     (``attempt_from="former_traces"``, which also works when each call runs in a fresh process).
     Every call is recorded in :attr:`calls`. Tasks without a script get ``default`` or raise
-    :class:`~costeer_lab.errors.NotFoundError`. Known to the coder registry as ``"scripted"``,
-    so it round-trips through :func:`~costeer_lab.coders.coder_from_config`.
+    :class:`~costeer_lab.errors.NotFoundError`. Its config names it by import path
+    (``"costeer_lab.testing:ScriptedCoder"``), so it round-trips through
+    :func:`~costeer_lab.coders.coder_from_config` and works in experiment specs and process pools
+    without being in the production coder registry.
 
     Example:
         >>> from costeer_lab._records import QueriedKnowledge, Task, Workspace
@@ -43,7 +45,7 @@ class ScriptedCoder(AbstractCoder):
         ['1', '2', '2']
     """
 
-    name = "scripted"
+    name = "costeer_lab.testing:ScriptedCoder"
 
     def __init__(
         self,

@@ -45,7 +45,7 @@ def plot_attempts(results: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Bars of how many tasks each arm solved at attempt 1, 2, …, and how many it never solved.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> from matplotlib.figure import Figure
         >>> ax = plot_attempts(example_results(), ax=Figure().subplots())
         >>> [t.get_text() for t in ax.get_xticklabels()]

@@ -26,8 +26,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment._results import atomic_write_bytes
+from costeer_lab.graph import NODE_KINDS
 from costeer_lab.viz._common import figure_png, new_axes, png_data_uri
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
     "get_knowledge_graph_info",
 ]
 
-NODE_KINDS = ("component", "task_description", "task_trace", "task_success_implement", "error")
+
 DEFAULT_KIND_COLORS: dict[str, str] = {
     "component": "#55a868",
     "task_description": "#4c72b0",

@@ -57,7 +57,7 @@ def plot_hit_rate(
     """Grouped bars: for each arm, the hit rate of each query kind (score >= ``threshold``).
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> from matplotlib.figure import Figure
         >>> ax = plot_hit_rate(example_results(), ax=Figure().subplots())
         >>> [t.get_text() for t in ax.get_xticklabels()]

@@ -51,7 +51,7 @@ def plot_kb_growth(results: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Plot knowledge-base nodes after each attempt (mean over seeds, band = min..max).
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> from matplotlib.figure import Figure
         >>> plot_kb_growth(example_results(), ax=Figure().subplots()).get_ylabel()
         'knowledge-base nodes'

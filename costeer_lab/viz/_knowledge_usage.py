@@ -63,7 +63,7 @@ def plot_knowledge_usage(
     """Horizontal bars of the ``top_n`` most used items, coloured by success when used.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> from matplotlib.figure import Figure
         >>> ax = plot_knowledge_usage(example_results(), ax=Figure().subplots())
         >>> [t.get_text() for t in ax.get_yticklabels()]

@@ -5,7 +5,7 @@ external URL, so it can be mailed or archived as a single file.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from costeer_lab.experiment import example_results
+    >>> from costeer_lab.testing import example_results
     >>> from costeer_lab.viz import build_report
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
     >>> build_report(example_results(), out, title="demo", n_boot=50).name
@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
     arm_differences,
@@ -35,7 +36,11 @@ from costeer_lab.experiment import (
     summary_table,
     validate_results,
 )
-from costeer_lab.experiment._results import atomic_write_bytes
+from costeer_lab.viz._attempts import plot_attempts
+from costeer_lab.viz._hit_rate import plot_hit_rate
+from costeer_lab.viz._kb_growth import plot_kb_growth
+from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
+from costeer_lab.viz._success_curve import plot_success_curve
 
 __all__ = ["REPORT_SECTIONS", "build_report"]
 
@@ -145,8 +150,6 @@ def build_report(
         threshold: score threshold of a retrieval hit.
         n_boot, ci, seed: bootstrap parameters of every confidence interval.
     """
-    from costeer_lab import viz
-
     r = validate_results(results) if isinstance(results, pd.DataFrame) else load_results(results)
     if extra_tables is not None and not all(
         isinstance(t, pd.DataFrame) for t in extra_tables.values()
@@ -170,13 +173,12 @@ def build_report(
         f"<ul>{differences}</ul><h3>Paired lift of final success vs {html.escape(baseline)}"
         f"</h3>{lift}<h3>Success of attempts whose retrieval hit vs missed (score &ge; "
         f"{threshold:g})</h3>{_table(retrieval_success(r, threshold=threshold))}",
-        _plot(viz.plot_success_curve, r, "success per attempt", **boot),
-        _plot(viz.plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
-        _plot(viz.plot_hit_rate, r, "hit rate", threshold=threshold)
+        _plot(plot_success_curve, r, "success per attempt", **boot),
+        _plot(plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
+        _plot(plot_hit_rate, r, "hit rate", threshold=threshold)
         + _table(hit_rate(r, threshold=threshold)),
-        _plot(viz.plot_knowledge_usage, r, "knowledge usage")
-        + _table(knowledge_usage(r).head(25)),
-        _plot(viz.plot_kb_growth, r, "knowledge-base growth"),
+        _plot(plot_knowledge_usage, r, "knowledge usage") + _table(knowledge_usage(r).head(25)),
+        _plot(plot_kb_growth, r, "knowledge-base growth"),
         _integrity_block(r),
         _spec_block(spec, r),
     ]
@@ -206,7 +208,8 @@ def report_experiment(
 
     Example:
         >>> import tempfile
-        >>> from costeer_lab.experiment import example_results, save_results
+        >>> from costeer_lab.experiment import save_results
+        >>> from costeer_lab.testing import example_results
         >>> d = tempfile.mkdtemp(); _ = save_results(example_results(), d)
         >>> report_experiment(d).name
         'report.html'

@@ -62,7 +62,7 @@ def plot_success_curve(
     """Plot the cumulative success rate per attempt for each arm, with CI bands.
 
     Example:
-        >>> from costeer_lab.experiment import example_results
+        >>> from costeer_lab.testing import example_results
         >>> from matplotlib.figure import Figure
         >>> ax = plot_success_curve(example_results(), ax=Figure().subplots(), n_boot=50)
         >>> ax.get_ylabel()

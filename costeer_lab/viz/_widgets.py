@@ -4,7 +4,7 @@ The plot is rendered to PNG and placed in an ``Output`` widget as a display-data
 dashboard works in Jupyter and can be driven (and tested) without a running kernel.
 
 Example:
-    >>> from costeer_lab.experiment import example_results
+    >>> from costeer_lab.testing import example_results
     >>> board = results_dashboard(example_results(), n_boot=50)
     >>> board.metric.value = "attempts to success"
     >>> sorted(board.output.outputs[0]["data"])

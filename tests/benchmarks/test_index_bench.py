@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import math
@@ -20,7 +21,7 @@ from benchmarks._common import Results, parse_args, percentile  # noqa: E402
 TINY = ["--n", "600", "--dim", "16", "--queries", "12", "--seed", "3"]
 
 
-def test_index_benchmark_json_shape(tmp_path) -> None:
+def test_index_benchmark_json_shape(tmp_path: Path) -> None:
     out = tmp_path / "index.json"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.index", *TINY, "--json", str(out)],
@@ -81,7 +82,7 @@ def test_percentile_matches_linear_interpolation() -> None:
         percentile([1.0], 101)
 
 
-def test_results_collect_ratio_table_and_json(tmp_path) -> None:
+def test_results_collect_ratio_table_and_json(tmp_path: Path) -> None:
     results = Results("demo")
     results.add("n=10", "numpy_ms", 3, "ms")
     results.add_ratio("n=10", "speed_ratio", 3.0, 1.5)
@@ -108,7 +109,9 @@ def test_results_collect_ratio_table_and_json(tmp_path) -> None:
 def test_parse_args_defaults_and_extra() -> None:
     args = parse_args("x", "demo", [])
     assert (args.quick, args.json, args.seed) == (False, None, 0)
-    args = parse_args(
-        "x", "demo", ["--quick", "--json", "-", "--k", "3"], extra=lambda p: p.add_argument("--k")
-    )
+
+    def extra(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--k")
+
+    args = parse_args("x", "demo", ["--quick", "--json", "-", "--k", "3"], extra=extra)
     assert (args.quick, args.json, args.k) == (True, "-", "3")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from _coder_helpers import ma_code, ma_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costeer_lab._records import Task
 from costeer_lab.coders import Adaptation, adapt_code, derive_adaptation
+
+from ._coder_helpers import ma_code, ma_task
 
 
 def test_window_and_name_mapping() -> None:

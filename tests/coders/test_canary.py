@@ -15,11 +15,12 @@ import json
 from typing import Any, Literal
 
 import pytest
-from _coder_helpers import failed, knowledge, ma_code, ma_task, qk_for
 
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.coders import LLMCoder, ReuseCoder
 from costeer_lab.testing import FakeOpenAIServer
+
+from ._coder_helpers import failed, knowledge, ma_code, ma_task, qk_for
 
 CANARY = "CANARY_c0ffee_GROUND_TRUTH"
 Leak = Literal["task", "knowledge", "feedback"]

@@ -6,7 +6,6 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from _coder_helpers import knowledge, ma_code, ma_task, qk_for
 
 import costeer_lab.coders as coders
 from costeer_lab._records import QueriedKnowledge, Task, Workspace
@@ -19,6 +18,8 @@ from costeer_lab.coders import (
 )
 from costeer_lab.errors import ConfigurationError, NotFoundError, UnknownNameError
 from costeer_lab.testing import ScriptedCoder
+
+from ._coder_helpers import knowledge, ma_code, ma_task, qk_for
 
 
 def test_get_coder_by_name() -> None:
@@ -62,8 +63,8 @@ def test_coder_crosses_a_process_pool_as_its_config() -> None:
     local = coder.implement_with_info(target, qk, None)
     assert remote.workspace == local.workspace
     assert remote.used_knowledge_ids == local.used_knowledge_ids
-    reduced = coder.__reduce__()
-    assert reduced[1] == ({"name": "reuse", "seed": 9, "use_component_matches": True},)
+    reduced = coder.__reduce__()  # pickled as its class and config: no live clients or stores
+    assert reduced[1] == (ReuseCoder, {"name": "reuse", "seed": 9, "use_component_matches": True})
 
 
 def test_coder_result_round_trip() -> None:

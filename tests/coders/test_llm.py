@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _coder_helpers import failed, knowledge, ma_code, ma_task, qk_for
 
 from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 from costeer_lab.coders import (
@@ -23,6 +22,8 @@ from costeer_lab.errors import ConfigurationError, LLMError
 from costeer_lab.settings import get_settings
 from costeer_lab.store import get_store
 from costeer_lab.testing import FakeOpenAIServer
+
+from ._coder_helpers import failed, knowledge, ma_code, ma_task, qk_for
 
 CHAT = "/v1/chat/completions"
 

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _coder_helpers import (
+
+from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
+from costeer_lab.coders import BaseCoder, ReuseCoder
+
+from ._coder_helpers import (
     OK,
     expected_ma,
     failed,
@@ -19,9 +23,6 @@ from _coder_helpers import (
     run_factor,
     write_panel,
 )
-
-from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
-from costeer_lab.coders import BaseCoder, ReuseCoder
 
 
 def test_is_a_base_coder() -> None:

@@ -9,8 +9,8 @@ from email.utils import formatdate
 import numpy as np
 import pytest
 
+from costeer_lab._retry import retry_after_s as _retry_after_s
 from costeer_lab.embed import OpenAIEmbedder
-from costeer_lab.embed._openai import _retry_after_s
 from costeer_lab.errors import ConfigurationError, EmbedderError
 from costeer_lab.settings import OpenAISettings
 from costeer_lab.testing import FakeOpenAIServer

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from _embed_pairs import PARAPHRASES, UNRELATED
 
 from costeer_lab.embed import BaseEmbedder, HashingEmbedder, MiniLMEmbedder
+
+from ._embed_pairs import PARAPHRASES, UNRELATED
 
 
 def _pair_scores(emb: BaseEmbedder, pairs: list[tuple[str, str]]) -> npt.NDArray[np.float32]:

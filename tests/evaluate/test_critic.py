@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from costeer_lab._records import Task, Workspace
-from costeer_lab.evaluate import LLMCodeCritic, MultiEvaluator, PythonFunctionEvaluator
+from costeer_lab.evaluate import Evaluator, LLMCodeCritic, MultiEvaluator, PythonFunctionEvaluator
 from costeer_lab.testing import FakeOpenAIServer
 from costeer_lab.testing.fixtures import fake_openai  # noqa: F401  (fixture)
 
@@ -58,7 +58,10 @@ def test_endpoint_errors_do_not_fail_the_task(fake_openai: FakeOpenAIServer) -> 
 
 def test_merged_with_a_checking_evaluator(fake_openai: FakeOpenAIServer) -> None:  # noqa: F811
     fake_openai.chat_handler = lambda body: "off by one\nVERDICT: PROBLEM"
-    evaluators = [PythonFunctionEvaluator(runner="inprocess"), critic(fake_openai)]
+    evaluators: list[Evaluator] = [
+        PythonFunctionEvaluator(runner="inprocess"),
+        critic(fake_openai),
+    ]
     with MultiEvaluator(evaluators, kind="thread") as multi:
         (fb,) = multi.evaluate([TASK], [CODE], [GT])
     assert fb is not None and fb.final_decision is False  # the tests fail; AND of decisions

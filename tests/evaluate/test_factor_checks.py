@@ -45,15 +45,21 @@ def test_good_frame_passes() -> None:
         (
             lambda: to_bytes(
                 frame().set_axis(
-                    frame().index.set_levels(
-                        frame().index.levels[0] + pd.Timedelta(hours=15), level=0
+                    frame().index.set_levels(  # type: ignore[attr-defined]
+                        frame().index.levels[0]  # type: ignore[attr-defined]
+                        + pd.Timedelta(hours=15),
+                        level=0,
                     )
                 )
             ),
             "time of day",
         ),
         (
-            lambda: to_bytes(frame().set_axis(frame().index.set_levels(range(30), level=0))),
+            lambda: to_bytes(
+                frame().set_axis(
+                    frame().index.set_levels(range(30), level=0)  # type: ignore[attr-defined]
+                )
+            ),
             "the datetime level has dtype int64",
         ),
     ],

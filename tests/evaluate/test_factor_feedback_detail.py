@@ -15,7 +15,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Suite:
 
 
 def evaluate(suite: Suite, name: str, code: str, detail: str) -> str:
-    settings = EvaluatorSettings(feedback_detail=detail)  # type: ignore[arg-type]
+    settings = EvaluatorSettings(feedback_detail=detail)
     ev = suite.evaluator(runner="inprocess", settings=settings)
     assert isinstance(ev, FactorEvaluator)
     task = suite.task(f"alpha158/{name}")

@@ -10,6 +10,7 @@ import pytest
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import (
+    Evaluator,
     FactorEvaluator,
     MultiEvaluator,
     PythonFunctionEvaluator,
@@ -37,7 +38,7 @@ class LengthLimit:
 
 
 def test_threads_merge_evaluators_and_skip_none() -> None:
-    evaluators = [PythonFunctionEvaluator(runner="inprocess"), LengthLimit(40)]
+    evaluators: list[Evaluator] = [PythonFunctionEvaluator(runner="inprocess"), LengthLimit(40)]
     with MultiEvaluator(evaluators) as multi:
         assert multi.kind == "thread"  # LengthLimit cannot travel as JSON
         fb = multi.evaluate([INC, INC, INC], [GOOD, BAD, None], [INC_GT, INC_GT, INC_GT])

@@ -51,7 +51,7 @@ class RecordingRunner:
 def evaluate(
     src: str, tests: str | None, detail: str = "diagnostics", task: Task = TASK
 ) -> SingleFeedback:
-    settings = EvaluatorSettings(feedback_detail=detail)  # type: ignore[arg-type]
+    settings = EvaluatorSettings(feedback_detail=detail)
     ev = PythonFunctionEvaluator(runner="inprocess", settings=settings)
     return ev.evaluate(task, code(src), None if tests is None else hidden(tests))
 
@@ -391,5 +391,5 @@ def test_feedback_detail_is_validated() -> None:
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match="feedback_detail"):
-        EvaluatorSettings(feedback_detail="everything")  # type: ignore[arg-type]
+        EvaluatorSettings(feedback_detail="everything")
     assert EvaluatorSettings().feedback_detail == "diagnostics"

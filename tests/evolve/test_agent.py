@@ -11,13 +11,16 @@ from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
 from costeer_lab.evolve._strategy import _coder
 from costeer_lab.store import SQLiteStore
+from costeer_lab.testing import ScriptedCoder
 
 from .conftest import BAD, CANARY, CRASH, GOOD, gt_workspace, make_task
+
+SCRIPTED = ScriptedCoder.name  # "costeer_lab.testing:ScriptedCoder", by import path
 
 
 def _agent(store: SQLiteStore, evaluator: Any, script: dict[str, Any], **kw: Any) -> EvoAgent:
     strategy = EvolvingStrategy(
-        {"name": "scripted", "script": script}, max_trials=kw.pop("max_trials", 10)
+        {"name": SCRIPTED, "script": script}, max_trials=kw.pop("max_trials", 10)
     )
     return EvoAgent(strategy=strategy, evaluator=evaluator, store=store, progress=False, **kw)
 
@@ -86,7 +89,7 @@ def test_coder_never_receives_ground_truth(store: SQLiteStore, evaluator: Any) -
     script = {"demo/a": [BAD, GOOD], "demo/b": [CRASH, GOOD]}
     agent = _agent(store, evaluator, script, max_loop=3, run_id="r")
     agent.run(_item("a", "b"))
-    coder = _coder(json.dumps({"name": "scripted", "script": script, "seed": 0}, sort_keys=True))
+    coder = _coder(json.dumps({"name": SCRIPTED, "script": script, "seed": 0}, sort_keys=True))
     assert len(coder.calls) == 4
     for call in coder.calls:
         seen = json.dumps(
@@ -108,7 +111,7 @@ def test_dask_executor_path(store: SQLiteStore, evaluator: Any) -> None:
     executor = make_executor("dask", 2)
     try:
         strategy = EvolvingStrategy(
-            {"name": "scripted", "script": {"demo/a": [GOOD], "demo/b": [GOOD], "demo/c": [BAD]}},
+            {"name": SCRIPTED, "script": {"demo/a": [GOOD], "demo/b": [GOOD], "demo/c": [BAD]}},
             executor=executor,
             max_trials=1,
         )
@@ -125,7 +128,7 @@ def test_dask_executor_path(store: SQLiteStore, evaluator: Any) -> None:
 def test_process_pool_executor_path(store: SQLiteStore, evaluator: Any) -> None:
     with make_executor("process", 2) as executor:
         strategy = EvolvingStrategy(
-            {"name": "scripted", "script": {"demo/a": [GOOD], "demo/b": [BAD]}},
+            {"name": SCRIPTED, "script": {"demo/a": [GOOD], "demo/b": [BAD]}},
             executor=executor,
             max_trials=1,
         )

@@ -17,14 +17,18 @@ kb_nodes: s0 attempts 1/2/3 -> 10/14/16; s1 -> 10/12 (c2; d2 has 11)/13; solo ->
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from costeer_lab.experiment import make_row
+from costeer_lab.testing import make_row
 
 NK, KB, SOLO = "no_knowledge", "kb", "solo"
 
 
-def _outcomes(arm: str, seed: int, plan: dict[str, int | None], last: int, kb: int = 0) -> list:
+def _outcomes(
+    arm: str, seed: int, plan: dict[str, int | None], last: int, kb: int = 0
+) -> list[dict[str, Any]]:
     rows = []
     for task, solved_at in plan.items():
         stop = solved_at if solved_at is not None else last

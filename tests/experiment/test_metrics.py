@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 import pytest
-from _results_tables import KB, NK, SOLO, hand_table
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
@@ -17,7 +17,6 @@ from costeer_lab.experiment import (
     hit_rate,
     kb_growth,
     knowledge_usage,
-    make_row,
     query_table,
     retrieval_success,
     success_curve,
@@ -25,6 +24,9 @@ from costeer_lab.experiment import (
     summary_table,
     task_outcomes,
 )
+from costeer_lab.testing import make_row
+
+from ._results_tables import KB, NK, SOLO, hand_table
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,7 @@ def table() -> pd.DataFrame:
     return hand_table()
 
 
-def _by_arm(df: pd.DataFrame, col: str) -> dict[str, list[float]]:
+def _by_arm(df: pd.DataFrame, col: str) -> dict[str, list[Any]]:
     return {str(a): g[col].tolist() for a, g in df.groupby("arm")}
 
 
@@ -117,7 +119,7 @@ def test_attempts_to_success(table: pd.DataFrame) -> None:
     assert out.loc[KB, "mean_attempts"] == 11 / 7
     assert out.loc[KB, "median_attempts"] == 1.0
     assert (out.loc[KB, "n_solved"], out.loc[KB, "n_never_solved"]) == (7, 1)
-    assert math.isnan(out.loc[SOLO, "mean_attempts"])
+    assert math.isnan(cast(float, out.loc[SOLO, "mean_attempts"]))
     assert (out.loc[SOLO, "n_solved"], out.loc[SOLO, "n_never_solved"]) == (0, 2)
 
 
@@ -240,8 +242,10 @@ def test_summary_table(table: pd.DataFrame) -> None:
     assert s.loc[KB, "first_try_success"] == 1 / 2
     assert s.loc[KB, "mean_attempts"] == 11 / 7 and s.loc[NK, "n_never_solved"] == 2
     assert s.loc[KB, "query_hit_rate"] == 10 / 15
-    assert math.isnan(s.loc[NK, "query_hit_rate"]) and math.isnan(s.loc[SOLO, "query_hit_rate"])
-    assert s.loc[KB, "lift"] == 1 / 8 and math.isnan(s.loc[NK, "lift"])
+    assert math.isnan(cast(float, s.loc[NK, "query_hit_rate"])) and math.isnan(
+        cast(float, s.loc[SOLO, "query_hit_rate"])
+    )
+    assert s.loc[KB, "lift"] == 1 / 8 and math.isnan(cast(float, s.loc[NK, "lift"]))
     assert s.loc[KB, "final_kb_nodes"] == 14.5
     assert s.loc[NK, "prompt_tokens"] == 100 * 17  # 9 rows in seed 0, 8 in seed 1
     assert s.loc[KB, "n_tasks"] == 4 and s.loc[SOLO, "n_seeds"] == 1

@@ -15,13 +15,13 @@ from costeer_lab.experiment import (
     first_try_success,
     hit_rate,
     load_results,
-    make_row,
     save_results,
     success_curve,
     summary_table,
     task_outcomes,
     validate_results,
 )
+from costeer_lab.testing import make_row
 
 _text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12)
 _retrieved = st.dictionaries(

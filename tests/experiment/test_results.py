@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _results_tables import hand_table
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
     QUERY_KINDS,
     RESULT_COLUMNS,
-    example_results,
     load_results,
-    make_row,
     save_results,
     validate_results,
 )
+from costeer_lab.testing import example_results, make_row
+
+from ._results_tables import hand_table
 
 
 def test_columns_and_kinds() -> None:
@@ -70,7 +70,7 @@ def test_missing_columns_are_named() -> None:
 )
 def test_bad_values_are_reported(column: str, value: object, message: str) -> None:
     df = example_results().astype({column: object})
-    df.at[2, column] = value
+    df.at[2, column] = value  # type: ignore[assignment]  # deliberately any object
     with pytest.raises(InvalidInputError, match=message):
         validate_results(df)
 

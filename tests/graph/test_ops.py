@@ -102,7 +102,7 @@ def test_stored_graph_dedupes_persists_and_searches(tmp_path: Path) -> None:
         kg.add_edges([(t, a, "hit_error"), (t, a, "hit_error")])
         assert a == b and kg.count(ERROR) == 2 and store.count_nodes(ERROR) == 2
         assert store.count_edges() == 1
-        assert similar_nodes(kg.collections[ERROR], "KeyError: <str>", 1) == [
+        assert similar_nodes(kg.collections[ERROR], "KeyError: <str>", 1) == [  # type: ignore[comparison-overlap]
             (a, pytest.approx(1.0))
         ]
         assert [i for i, _ in similar_nodes(kg.collections[ERROR], "x", 5, filter={c})] == [c]

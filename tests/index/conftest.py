@@ -9,11 +9,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+#: Types of the ``vecs`` and ``oracle`` fixtures.
+Vecs = Callable[..., npt.NDArray[np.float32]]
+Oracle = tuple[Callable[..., Any], Callable[..., None]]
+
 
 def unit_vectors(n: int, dim: int, seed: int) -> npt.NDArray[np.float32]:
     """``n`` seeded random unit vectors of dimension ``dim``."""
     x = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    return np.asarray(x / np.linalg.norm(x, axis=1, keepdims=True), dtype=np.float32)
 
 
 def brute_force(
@@ -51,12 +55,12 @@ def big() -> tuple[list[str], npt.NDArray[np.float32]]:
 
 
 @pytest.fixture(scope="session")
-def vecs() -> Callable[..., npt.NDArray[np.float32]]:
+def vecs() -> Vecs:
     """The :func:`unit_vectors` helper."""
     return unit_vectors
 
 
 @pytest.fixture(scope="session")
-def oracle() -> tuple[Callable[..., Any], Callable[..., None]]:
+def oracle() -> Oracle:
     """``(brute_force, assert_matches_oracle)`` helpers."""
     return brute_force, assert_matches_oracle

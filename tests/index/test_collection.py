@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from costeer_lab.embed import CachedEmbedder, get_embedder
+from costeer_lab.embed import BaseEmbedder, CachedEmbedder, get_embedder
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.index import FaissIndex, VectorCollection
+from costeer_lab.index._faiss import IndexKind
 from costeer_lab.store import SQLiteStore
 
 TEXTS = {
@@ -25,25 +28,27 @@ TEXTS = {
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "lab.db")
     yield s
     s.close()
 
 
 @pytest.fixture
-def embedder():
+def embedder() -> BaseEmbedder:
     return get_embedder("hashing", dim=64)
 
 
-def _filled(store, embedder, **kw) -> VectorCollection:
+def _filled(store: SQLiteStore, embedder: BaseEmbedder, **kw: Any) -> VectorCollection:
     col = VectorCollection(store, "factors", embedder, **kw)
     col.upsert_texts(list(TEXTS), list(TEXTS.values()))
     return col
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_upsert_and_search_by_text(kind, store, embedder) -> None:
+def test_upsert_and_search_by_text(
+    kind: IndexKind, store: SQLiteStore, embedder: BaseEmbedder
+) -> None:
     col = _filled(store, embedder, kind=kind)
     assert isinstance(col.embedder, CachedEmbedder) and col.embedder.inner is embedder
     assert len(col) == 5 and "rsi" in col
@@ -60,7 +65,7 @@ def test_upsert_and_search_by_text(kind, store, embedder) -> None:
     assert col.search_vector(vec, 1).ids == ("vol",)
 
 
-def test_texts_are_embedded_once(store, embedder) -> None:
+def test_texts_are_embedded_once(store: SQLiteStore, embedder: BaseEmbedder) -> None:
     col = _filled(store, embedder)
     col.upsert_texts(["rsi2"], [TEXTS["rsi"]])  # same text under another id: a cache hit
     col.search_text(TEXTS["rsi"], 2)
@@ -68,7 +73,7 @@ def test_texts_are_embedded_once(store, embedder) -> None:
     assert set(col.search_text(TEXTS["rsi"], 2).ids) == {"rsi", "rsi2"}
 
 
-def test_upsert_replaces_and_remove_deletes(store, embedder) -> None:
+def test_upsert_replaces_and_remove_deletes(store: SQLiteStore, embedder: BaseEmbedder) -> None:
     col = _filled(store, embedder)
     col.upsert_texts(["rolling"], ["relative strength of daily returns index"])
     assert col.search_text("rolling mean of the close price", 1).ids != ("rolling",)
@@ -78,7 +83,9 @@ def test_upsert_replaces_and_remove_deletes(store, embedder) -> None:
     assert col.index.source_version == store.collection_version("factors")
 
 
-def test_index_file_round_trip_and_rebuild(store, embedder, tmp_path) -> None:
+def test_index_file_round_trip_and_rebuild(
+    store: SQLiteStore, embedder: BaseEmbedder, tmp_path: Path
+) -> None:
     path = tmp_path / "factors.idx"
     col = _filled(store, embedder, index_path=path)
     assert col.save() == path
@@ -92,7 +99,9 @@ def test_index_file_round_trip_and_rebuild(store, embedder, tmp_path) -> None:
     assert stale.index.origin == "rebuilt" and "new" in stale
 
 
-def test_changes_by_another_store_object_are_seen(store, embedder, tmp_path) -> None:
+def test_changes_by_another_store_object_are_seen(
+    store: SQLiteStore, embedder: BaseEmbedder, tmp_path: Path
+) -> None:
     col = _filled(store, embedder)
     with SQLiteStore(tmp_path / "lab.db") as other:
         writer = VectorCollection(other, "factors", get_embedder("hashing", dim=64))
@@ -104,7 +113,9 @@ def test_changes_by_another_store_object_are_seen(store, embedder, tmp_path) -> 
     assert sorted(col.index.ids()) == sorted(store.load_vectors("factors")[0])
 
 
-def test_no_sync_on_search_keeps_the_old_view(store, embedder, tmp_path) -> None:
+def test_no_sync_on_search_keeps_the_old_view(
+    store: SQLiteStore, embedder: BaseEmbedder, tmp_path: Path
+) -> None:
     col = _filled(store, embedder, sync_on_search=False)
     with SQLiteStore(tmp_path / "lab.db") as other:
         other.delete_vectors("factors", ["rsi"])
@@ -112,7 +123,7 @@ def test_no_sync_on_search_keeps_the_old_view(store, embedder, tmp_path) -> None
     assert col.sync() is True and "rsi" not in col and col.sync() is False
 
 
-def test_embedder_mismatch_is_refused(store, embedder) -> None:
+def test_embedder_mismatch_is_refused(store: SQLiteStore, embedder: BaseEmbedder) -> None:
     _filled(store, embedder)
     with pytest.raises(EmbedderMismatchError, match=r"hashing@1:64.*hashing@1:32"):
         VectorCollection(store, "factors", get_embedder("hashing", dim=32))
@@ -121,7 +132,7 @@ def test_embedder_mismatch_is_refused(store, embedder) -> None:
         col.search_vector(np.ones(32), 1)
 
 
-def test_bad_input(store, embedder) -> None:
+def test_bad_input(store: SQLiteStore, embedder: BaseEmbedder) -> None:
     col = _filled(store, embedder)
     with pytest.raises(InvalidInputError, match="2 ids but 1 texts"):
         col.upsert_texts(["a", "b"], ["only one"])
@@ -138,7 +149,7 @@ def test_bad_input(store, embedder) -> None:
     assert len(col) == 5 and col.index.source_version == store.collection_version("factors")
 
 
-def test_empty_collection_search(store, embedder) -> None:
+def test_empty_collection_search(store: SQLiteStore, embedder: BaseEmbedder) -> None:
     col = VectorCollection(store, "empty", embedder, kind="hnsw")
     assert col.index.origin == "empty" and col.index.embedder_id == embedder.id
     result = col.search_text("anything", 3)
@@ -146,7 +157,9 @@ def test_empty_collection_search(store, embedder) -> None:
     assert isinstance(col.index, FaissIndex)
 
 
-def test_writes_from_another_process_are_seen(store, embedder, tmp_path) -> None:
+def test_writes_from_another_process_are_seen(
+    store: SQLiteStore, embedder: BaseEmbedder, tmp_path: Path
+) -> None:
     col = _filled(store, embedder, index_path=tmp_path / "f.idx")
     col.save()
     script = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ def index() -> FaissIndex:
     return idx
 
 
-def test_dimension_mismatch_names_both_dims(index) -> None:
+def test_dimension_mismatch_names_both_dims(index: FaissIndex) -> None:
     with pytest.raises(InvalidInputError, match=r"dimension 5 .*dimension 4"):
         index.add(["c"], np.ones((1, 5), dtype=np.float32))
     with pytest.raises(EmbedderMismatchError, match=r"dimension 3 .*dimension 4"):
@@ -25,7 +27,7 @@ def test_dimension_mismatch_names_both_dims(index) -> None:
         index.search_batch(np.ones((2, 8)), 1)
 
 
-def test_embedder_mismatch_names_both(index) -> None:
+def test_embedder_mismatch_names_both(index: FaissIndex) -> None:
     with pytest.raises(EmbedderMismatchError, match=r"'minilm@1:4'.*'hashing@1:4'"):
         index.add(["c"], np.ones((1, 4)), embedder_id="minilm@1:4")
     with pytest.raises(EmbedderMismatchError, match="minilm"):
@@ -58,13 +60,13 @@ def test_embedder_id_is_adopted_when_unset() -> None:
         (["a"], np.ones((1, 4)), "already in the index.*'a'.*upsert"),
     ],
 )
-def test_bad_add_input(index, ids, vectors, match) -> None:
+def test_bad_add_input(index: FaissIndex, ids: Any, vectors: Any, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
         index.add(ids, vectors)
     assert sorted(index.ids()) == ["a", "b"]  # nothing was added
 
 
-def test_bad_search_input(index) -> None:
+def test_bad_search_input(index: FaissIndex) -> None:
     for k in (0, -3, 2.5, True, "3"):
         with pytest.raises(InvalidInputError, match="k must be a positive int"):
             index.search(np.ones(4), k)  # type: ignore[arg-type]
@@ -77,9 +79,9 @@ def test_bad_search_input(index) -> None:
     with pytest.raises(InvalidInputError, match="collection of string ids or a predicate"):
         index.search(np.ones(4), 1, filter="a")
     with pytest.raises(InvalidInputError, match="filter ids must be strings"):
-        index.search(np.ones(4), 1, filter=[1, 2])
+        index.search(np.ones(4), 1, filter=[1, 2])  # type: ignore[list-item]
     with pytest.raises(InvalidInputError, match="strings"):
-        index.remove([1])
+        index.remove([1])  # type: ignore[list-item]
     with pytest.raises(InvalidInputError, match="collection of strings"):
         index.remove("a")
 
@@ -93,6 +95,6 @@ def test_bad_search_input(index) -> None:
         ({"dim": 4, "embedder_id": 3}, "embedder_id"),
     ],
 )
-def test_bad_constructor_arguments(kwargs, match) -> None:
+def test_bad_constructor_arguments(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
         FaissIndex(**kwargs)

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.index import FaissIndex
+from costeer_lab.index._faiss import IndexKind
 from costeer_lab.store import SQLiteStore
+
+from .conftest import Vecs
 
 EMB = "hashing@1:32"
 
 
 @pytest.fixture
-def store(tmp_path, vecs):
+def store(tmp_path: Path, vecs: Vecs) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "lab.db")
     s.put_vectors("docs", EMB, [f"d{i}" for i in range(300)], vecs(300, 32, seed=31))
     yield s
     s.close()
 
 
-def _answers(index: FaissIndex, vecs) -> list[tuple[str, ...]]:
+def _answers(index: FaissIndex, vecs: Vecs) -> list[tuple[str, ...]]:
     return [r.ids for r in index.search_batch(vecs(20, 32, seed=32), 5)]
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_rebuild_then_load(kind, store, tmp_path, vecs) -> None:
+def test_rebuild_then_load(
+    kind: IndexKind, store: SQLiteStore, tmp_path: Path, vecs: Vecs
+) -> None:
     path = tmp_path / "docs.idx"
     first = FaissIndex.from_store(store, "docs", path=path, kind=kind)
     assert first.origin == "rebuilt" and path.exists() and len(first) == 300
@@ -36,7 +44,9 @@ def test_rebuild_then_load(kind, store, tmp_path, vecs) -> None:
 
 
 @pytest.mark.parametrize("damage", ["deleted", "truncated", "flipped", "garbage"])
-def test_damaged_file_is_rebuilt_with_same_answers(damage, store, tmp_path, vecs) -> None:
+def test_damaged_file_is_rebuilt_with_same_answers(
+    damage: str, store: SQLiteStore, tmp_path: Path, vecs: Vecs
+) -> None:
     path = tmp_path / "docs.idx"
     reference = _answers(FaissIndex.from_store(store, "docs", path=path), vecs)
     data = path.read_bytes()
@@ -53,7 +63,7 @@ def test_damaged_file_is_rebuilt_with_same_answers(damage, store, tmp_path, vecs
     assert FaissIndex.from_store(store, "docs", path=path).origin == "loaded"  # repaired file
 
 
-def test_stale_after_store_changes(store, tmp_path, vecs) -> None:
+def test_stale_after_store_changes(store: SQLiteStore, tmp_path: Path, vecs: Vecs) -> None:
     path = tmp_path / "docs.idx"
     FaissIndex.from_store(store, "docs", path=path)
     new = vecs(1, 32, seed=33)
@@ -66,7 +76,7 @@ def test_stale_after_store_changes(store, tmp_path, vecs) -> None:
     assert index.origin == "rebuilt" and "added" not in index and len(index) == 299
 
 
-def test_wrong_kind_or_params_rebuilds(store, tmp_path) -> None:
+def test_wrong_kind_or_params_rebuilds(store: SQLiteStore, tmp_path: Path) -> None:
     path = tmp_path / "docs.idx"
     FaissIndex.from_store(store, "docs", path=path, kind="exact")
     assert FaissIndex.from_store(store, "docs", path=path, kind="hnsw").origin == "rebuilt"
@@ -77,7 +87,9 @@ def test_wrong_kind_or_params_rebuilds(store, tmp_path) -> None:
     assert tuned.origin == "loaded" and tuned.ef_search == 99  # a search-time parameter
 
 
-def test_another_collections_file_is_not_reused(store, tmp_path, vecs) -> None:
+def test_another_collections_file_is_not_reused(
+    store: SQLiteStore, tmp_path: Path, vecs: Vecs
+) -> None:
     path = tmp_path / "shared.idx"
     store.put_vectors("other", EMB, ["o1"], vecs(1, 32, seed=34))
     FaissIndex.from_store(store, "docs", path=path)
@@ -85,7 +97,7 @@ def test_another_collections_file_is_not_reused(store, tmp_path, vecs) -> None:
     assert other.origin == "rebuilt" and other.ids() == ["o1"]
 
 
-def test_empty_collection(store, tmp_path) -> None:
+def test_empty_collection(store: SQLiteStore, tmp_path: Path) -> None:
     path = tmp_path / "none.idx"
     with pytest.raises(InvalidInputError, match="pass dim="):
         FaissIndex.from_store(store, "nothing", path=path)
@@ -95,14 +107,14 @@ def test_empty_collection(store, tmp_path) -> None:
     assert FaissIndex.from_store(store, "nothing", path=path, dim=16).origin == "empty"
 
 
-def test_mismatched_embedder_or_dim_is_refused(store) -> None:
+def test_mismatched_embedder_or_dim_is_refused(store: SQLiteStore) -> None:
     with pytest.raises(EmbedderMismatchError, match=r"'hashing@1:32'.*'minilm@1:32'"):
         FaissIndex.from_store(store, "docs", embedder_id="minilm@1:32")
     with pytest.raises(EmbedderMismatchError, match="dimension 32, not 64"):
         FaissIndex.from_store(store, "docs", dim=64)
 
 
-def test_from_store_without_path_does_not_write(store, tmp_path) -> None:
+def test_from_store_without_path_does_not_write(store: SQLiteStore, tmp_path: Path) -> None:
     before = sorted(p.name for p in tmp_path.iterdir())
     index = FaissIndex.from_store(store, "docs")
     assert index.origin == "rebuilt" and len(index) == 300

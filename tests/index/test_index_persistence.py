@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from costeer_lab.errors import VectorIndexError
 from costeer_lab.index import FaissIndex
+from costeer_lab.index._faiss import IndexKind
+
+from .conftest import Vecs
 
 
-def _built(kind: str, vecs) -> FaissIndex:
+def _built(kind: IndexKind, vecs: Vecs) -> FaissIndex:
     index = FaissIndex(24, kind=kind, embedder_id="hashing@1:24", hnsw_m=12, ef_search=40)
     index.add([f"p{i}" for i in range(500)], vecs(500, 24, seed=21))
     index.remove(["p3", "p4", "p77"])  # HNSW keeps these as tombstones
@@ -19,7 +24,7 @@ def _built(kind: str, vecs) -> FaissIndex:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_round_trip_keeps_everything(kind, tmp_path, vecs) -> None:
+def test_round_trip_keeps_everything(kind: IndexKind, tmp_path: Path, vecs: Vecs) -> None:
     index = _built(kind, vecs)
     path = tmp_path / "sub" / "idx.clvi"
     index.save(path)
@@ -39,14 +44,14 @@ def test_round_trip_keeps_everything(kind, tmp_path, vecs) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["idx.clvi"]  # no temp files left
 
 
-def test_empty_index_round_trip(tmp_path) -> None:
+def test_empty_index_round_trip(tmp_path: Path) -> None:
     FaissIndex(8, kind="hnsw").save(tmp_path / "e.idx")
     loaded = FaissIndex.load(tmp_path / "e.idx")
     assert len(loaded) == 0 and loaded.kind == "hnsw" and loaded.embedder_id is None
     assert loaded.search(np.ones(8), 3).fewer_than_k
 
 
-def test_file_has_no_pickle(tmp_path, vecs) -> None:
+def test_file_has_no_pickle(tmp_path: Path, vecs: Vecs) -> None:
     _built("exact", vecs).save(tmp_path / "x.idx")
     data = (tmp_path / "x.idx").read_bytes()
     assert data.startswith(b"CLVIDX01") and b'"format":1' in data[:200]
@@ -54,7 +59,9 @@ def test_file_has_no_pickle(tmp_path, vecs) -> None:
 
 
 def _corruptions(data: bytes) -> dict[str, bytes]:
-    flip = lambda pos: data[:pos] + bytes([data[pos] ^ 0x40]) + data[pos + 1 :]  # noqa: E731
+    def flip(pos: int) -> bytes:
+        return data[:pos] + bytes([data[pos] ^ 0x40]) + data[pos + 1 :]
+
     return {
         "empty": b"",
         "truncated-header": data[:30],
@@ -69,7 +76,7 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_corruption_is_detected(kind, tmp_path, vecs) -> None:
+def test_corruption_is_detected(kind: IndexKind, tmp_path: Path, vecs: Vecs) -> None:
     path = tmp_path / "c.idx"
     _built(kind, vecs).save(path)
     good = path.read_bytes()
@@ -82,7 +89,7 @@ def test_corruption_is_detected(kind, tmp_path, vecs) -> None:
         FaissIndex.load(tmp_path / "missing.idx")
 
 
-def test_consistent_checksum_but_wrong_contents_is_detected(tmp_path, vecs) -> None:
+def test_consistent_checksum_but_wrong_contents_is_detected(tmp_path: Path, vecs: Vecs) -> None:
     """A well-formed file whose header lies about the faiss payload is refused too."""
     from costeer_lab.index._persist import decode_index_file, encode_index_file
 
@@ -98,7 +105,9 @@ def test_consistent_checksum_but_wrong_contents_is_detected(tmp_path, vecs) -> N
         FaissIndex.load(path)
 
 
-def test_failed_save_keeps_the_old_file(tmp_path, vecs, monkeypatch) -> None:
+def test_failed_save_keeps_the_old_file(
+    tmp_path: Path, vecs: Vecs, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "keep.idx"
     old = _built("exact", vecs)
     old.save(path)
@@ -117,7 +126,7 @@ def test_failed_save_keeps_the_old_file(tmp_path, vecs, monkeypatch) -> None:
     assert "extra" not in FaissIndex.load(path)
 
 
-def test_every_single_byte_flip_is_detected(tmp_path, vecs) -> None:
+def test_every_single_byte_flip_is_detected(tmp_path: Path, vecs: Vecs) -> None:
     small = FaissIndex(4, kind="hnsw", hnsw_m=4)
     small.add([f"s{i}" for i in range(12)], vecs(12, 4, seed=26))
     path = tmp_path / "s.idx"

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from costeer_lab.index import FaissIndex
+from costeer_lab.index._faiss import IndexKind
+
+from .conftest import Vecs
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_upsert_replaces_vector(kind, vecs) -> None:
+def test_upsert_replaces_vector(kind: IndexKind, vecs: Vecs) -> None:
     matrix = vecs(50, 16, seed=1)
     ids = [f"u{i}" for i in range(50)]
     index = FaissIndex(16, kind=kind)
@@ -26,7 +29,7 @@ def test_upsert_replaces_vector(kind, vecs) -> None:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_remove(kind, vecs) -> None:
+def test_remove(kind: IndexKind, vecs: Vecs) -> None:
     matrix = vecs(200, 16, seed=2)
     ids = [f"r{i}" for i in range(200)]
     index = FaissIndex(16, kind=kind)
@@ -42,7 +45,7 @@ def test_remove(kind, vecs) -> None:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_tombstones_then_compaction(kind, vecs) -> None:
+def test_tombstones_then_compaction(kind: IndexKind, vecs: Vecs) -> None:
     matrix = vecs(400, 16, seed=3)
     ids = [f"t{i}" for i in range(400)]
     index = FaissIndex(16, kind=kind)
@@ -59,7 +62,7 @@ def test_tombstones_then_compaction(kind, vecs) -> None:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_random_operations_match_dict_model(kind, vecs) -> None:
+def test_random_operations_match_dict_model(kind: IndexKind, vecs: Vecs) -> None:
     """A seeded mix of add/upsert/remove; full-length searches must equal a numpy scan."""
     rng = np.random.default_rng(0)
     dim = 12

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from costeer_lab.index import FaissIndex
+from costeer_lab.index._faiss import IndexKind
 from costeer_lab.index._ops import faiss_topk
 
+from .conftest import Oracle, Vecs
 
-def test_exact_top10_equals_numpy_brute_force(big, vecs, oracle) -> None:
+
+def test_exact_top10_equals_numpy_brute_force(
+    big: tuple[list[str], npt.NDArray[np.float32]], vecs: Vecs, oracle: Oracle
+) -> None:
     brute_force, assert_matches = oracle
     ids, matrix = big
     index = FaissIndex(384, kind="exact")
@@ -23,7 +31,9 @@ def test_exact_top10_equals_numpy_brute_force(big, vecs, oracle) -> None:
         assert result.n_candidates == 10_000 and not result.fewer_than_k
 
 
-def test_queries_are_normalised(big, oracle) -> None:
+def test_queries_are_normalised(
+    big: tuple[list[str], npt.NDArray[np.float32]], oracle: Oracle
+) -> None:
     brute_force, assert_matches = oracle
     ids, matrix = big
     index = FaissIndex(384)
@@ -35,7 +45,7 @@ def test_queries_are_normalised(big, oracle) -> None:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_batch_equals_single_searches(kind, vecs) -> None:
+def test_batch_equals_single_searches(kind: IndexKind, vecs: Vecs) -> None:
     matrix = vecs(2000, 32, seed=3)
     ids = [f"d{i}" for i in range(2000)]
     index = FaissIndex(32, kind=kind)
@@ -52,7 +62,7 @@ def test_batch_equals_single_searches(kind, vecs) -> None:
     assert index.search(queries[:1], 7) == index.search(queries[0], 7)
 
 
-def test_hnsw_recall_at_10_against_exact(vecs) -> None:
+def test_hnsw_recall_at_10_against_exact(vecs: Vecs) -> None:
     matrix = vecs(5000, 64, seed=5)
     ids = [f"h{i}" for i in range(5000)]
     exact, hnsw = FaissIndex(64), FaissIndex(64, kind="hnsw", ef_search=128)
@@ -69,12 +79,15 @@ def test_hnsw_recall_at_10_against_exact(vecs) -> None:
 
 
 @pytest.fixture(scope="module")
-def filtered_setup(vecs):
+def filtered_setup(
+    vecs: Vecs,
+) -> tuple[npt.NDArray[np.float32], list[str], dict[IndexKind, FaissIndex]]:
     """6000 48-d vectors in an exact and an HNSW index (built once for the filter tests)."""
     n = 6000  # 50% of it goes through the HNSW graph, 10% and 1% are scanned exactly
     matrix = vecs(n, 48, seed=8)
     ids = [f"f{i}" for i in range(n)]
-    indexes = {kind: FaissIndex(48, kind=kind, ef_search=128) for kind in ("exact", "hnsw")}
+    kinds: tuple[IndexKind, ...] = ("exact", "hnsw")
+    indexes = {kind: FaissIndex(48, kind=kind, ef_search=128) for kind in kinds}
     for index in indexes.values():
         index.add(ids, matrix)
     return matrix, ids, indexes
@@ -84,7 +97,7 @@ def filtered_setup(vecs):
 @pytest.mark.parametrize("form", ["collection", "predicate"])
 @pytest.mark.parametrize("every", [2, 10, 100])  # filters matching 50%, 10% and 1%
 def test_filtered_search_returns_k_exact_answers(
-    kind, form, every, filtered_setup, vecs, oracle
+    kind: IndexKind, form: str, every: int, filtered_setup: Any, vecs: Vecs, oracle: Oracle
 ) -> None:
     brute_force, assert_matches = oracle
     matrix, ids, indexes = filtered_setup
@@ -106,7 +119,7 @@ def test_filtered_search_returns_k_exact_answers(
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_filter_with_fewer_than_k_matches(kind, vecs) -> None:
+def test_filter_with_fewer_than_k_matches(kind: IndexKind, vecs: Vecs) -> None:
     matrix = vecs(300, 16, seed=10)
     ids = [f"s{i}" for i in range(300)]
     index = FaissIndex(16, kind=kind)
@@ -119,7 +132,7 @@ def test_filter_with_fewer_than_k_matches(kind, vecs) -> None:
     assert nothing.ids == () and nothing.n_candidates == 0 and nothing.fewer_than_k
 
 
-def test_hnsw_graph_misses_are_rescored_exactly(vecs, oracle) -> None:
+def test_hnsw_graph_misses_are_rescored_exactly(vecs: Vecs, oracle: Oracle) -> None:
     """Force the graph path for a 1% filter: the walk finds too few, the scan completes it."""
     brute_force, assert_matches = oracle
     matrix = vecs(3000, 32, seed=12)
@@ -143,7 +156,7 @@ def test_hnsw_graph_misses_are_rescored_exactly(vecs, oracle) -> None:
 
 
 @pytest.mark.parametrize("kind", ["exact", "hnsw"])
-def test_k_larger_than_index_and_empty_index(kind, vecs) -> None:
+def test_k_larger_than_index_and_empty_index(kind: IndexKind, vecs: Vecs) -> None:
     index = FaissIndex(8, kind=kind)
     empty = index.search(vecs(1, 8, seed=1)[0], 4)
     assert empty.ids == () and empty.scores == () and empty.fewer_than_k

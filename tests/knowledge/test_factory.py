@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _kb_helpers import code, crash, factor, seed
 
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, UnknownNameError
 from costeer_lab.knowledge import (
@@ -21,6 +20,8 @@ from costeer_lab.knowledge import (
     open_kb,
 )
 from costeer_lab.store import SQLiteStore
+
+from ._kb_helpers import code, crash, factor, seed
 
 MA5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days")
 

@@ -6,11 +6,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-
-from _kb_helpers import code, crash, factor, ok, seed, wrong
+from typing import Any
 
 from costeer_lab.knowledge import make_rag_strategy, open_kb
 from costeer_lab.store import SQLiteStore
+
+from ._kb_helpers import code, crash, factor, ok, seed, wrong
 
 TASKS = [
     factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA"),
@@ -22,10 +23,8 @@ TASKS = [
 LAST = {"f/VMA5": crash("KeyError: 'volume'"), "f/MA10": wrong(0.1)}
 
 QUERY = """
-import json, sys
-sys.path.insert(0, {helpers!r})
-from _kb_helpers import code, crash, factor, ok, wrong
-from test_persistence import TASKS, LAST
+import json
+from tests.knowledge.test_persistence import TASKS, LAST
 from costeer_lab.knowledge import make_rag_strategy, open_kb
 from costeer_lab.store import SQLiteStore
 store = SQLiteStore({path!r})
@@ -38,7 +37,7 @@ print(json.dumps(qk.to_dict(), sort_keys=True))
 
 def _build(path: Path, version: str) -> str:
     store = SQLiteStore(path)
-    kb = open_kb(store=store, version=version)
+    kb: Any = open_kb(store=store, version=version)  # V1 or V2, paired with the same strategy
     kb.add_seed_knowledge([seed(TASKS[0], "gt ma5"), seed(TASKS[4], "gt corr")])
     rag = make_rag_strategy(version, seed=3, sampler="random", log_queries=False)
     rag.generate_knowledge(
@@ -55,8 +54,7 @@ def _build(path: Path, version: str) -> str:
 
 
 def _reopen(path: Path, version: str) -> str:
-    here = str(Path(__file__).parent)
-    script = QUERY.format(helpers=here, path=str(path), version=version)
+    script = QUERY.format(path=str(path), version=version)  # run from the repository root
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False,
         cwd=str(Path(__file__).parents[2]),

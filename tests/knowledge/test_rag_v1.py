@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from _kb_helpers import code, crash, factor, ok, seed, wrong
-
 from costeer_lab.knowledge import (
     KnowledgeBaseV1,
     RAGSettings,
@@ -12,6 +10,8 @@ from costeer_lab.knowledge import (
     open_kb,
 )
 from costeer_lab.store import BaseStore
+
+from ._kb_helpers import code, crash, factor, ok, seed, wrong
 
 MA5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days")
 MA10 = factor("MA10", "Mean($close, 10)/$close", "average close over 10 days")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from _kb_helpers import code, crash, factor, ok, seed, wrong
 
 from costeer_lab.graph import (
     COMPONENT,
@@ -21,6 +20,8 @@ from costeer_lab.knowledge import (
     iter_query_log,
     make_rag_strategy,
 )
+
+from ._kb_helpers import code, crash, factor, ok, seed, wrong
 
 MA5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA")
 MA10 = factor("MA10", "Mean($close, 10)/$close", "average close over 10 days", "MA")

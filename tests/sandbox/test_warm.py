@@ -20,7 +20,7 @@ def test_steps_stop_as_soon_as_asked() -> None:
     total = sum(1 for _ in warm_up_steps())
     assert total >= 5  # small steps: a request never waits for the whole warm-up
     for stop_at in (1, 3, total):
-        asked = []
+        asked: list[int] = []
 
         def stop(asked: list[int] = asked, stop_at: int = stop_at) -> bool:
             asked.append(1)

@@ -12,7 +12,7 @@ from costeer_lab.store import NodeRecord, SQLiteStore
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 SCALARS = st.one_of(st.none(), st.booleans(), INT64, FLOATS, TEXT)
 JSON = st.recursive(
     SCALARS,

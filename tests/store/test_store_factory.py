@@ -83,6 +83,25 @@ def test_postgres_is_not_available_yet(url: str) -> None:
     with pytest.raises(ConfigurationError, match="PostgreSQL backend is not available") as info:
         get_store(url)
     assert "secret" not in str(info.value)  # passwords are not echoed
+    redacted = url.replace(":secret@", ":***@")
+    assert f"cannot open {redacted!r}" in str(info.value)
+
+
+def test_redaction_replaces_only_the_password_once() -> None:
+    from costeer_lab.store._factory import _redact
+
+    assert _redact("postgresql://u:pw@h/db?x=:pw@") == "postgresql://u:***@h/db?x=:pw@"
+    assert _redact("postgresql://u@h/db") == "postgresql://u@h/db"
+    with pytest.raises(ConfigurationError) as info:
+        get_store("mysql+driver://u:pw@h/db")
+    assert "'mysql+driver://u:***@h/db'" in str(info.value) and ":pw@" not in str(info.value)
+
+
+def test_empty_sqlite_path_and_blank_options() -> None:
+    with get_store("sqlite:///") as store:
+        assert store.url == "sqlite:///:memory:"
+    with pytest.raises(ConfigurationError, match="busy_timeout_s must be a number"):
+        get_store("sqlite:///:memory:?busy_timeout_s=")
 
 
 def test_unknown_scheme_lists_supported_ones() -> None:
@@ -127,12 +146,26 @@ def test_registered_scheme_plugs_in(tmp_path: Path) -> None:
         del STORE_OPENERS["custom"]
 
 
+def _pragmas(store: object) -> tuple[int, int]:
+    """``(busy_timeout ms, synchronous level)`` of a SQLite store's connection."""
+    conn = store._conn  # type: ignore[attr-defined]
+    return (
+        conn.execute("PRAGMA busy_timeout").fetchone()[0],
+        conn.execute("PRAGMA synchronous").fetchone()[0],
+    )
+
+
 def test_sqlite_url_options(tmp_path: Path) -> None:
+    """The options reach the connection (a test that fails when they are dropped)."""
     url = f"sqlite:///{tmp_path / 'opt.db'}?busy_timeout_s=0.5&synchronous=full"
     with get_store(url) as store:
         assert store.url == f"sqlite:///{tmp_path / 'opt.db'}"
+        assert _pragmas(store) == (500, 2)  # synchronous FULL = 2
         store.put_record("rec", "k", 1)
-    with get_store("sqlite:///:memory:?busy_timeout_s=1") as store:
+    with get_store(f"sqlite:///{tmp_path / 'opt.db'}") as store:
+        assert _pragmas(store) == (30_000, 1)  # the defaults: 30 s, NORMAL = 1
+    with get_store("sqlite:///:memory:?busy_timeout_s=1&synchronous=NORMAL") as store:
+        assert _pragmas(store) == (1000, 1)
         assert store.get_record("rec", "k") is None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +63,7 @@ def brute_force(name: str, rows: pd.DataFrame, t: int) -> float:
     up = np.where(np.isnan(prev), 0.0, (c > prev).astype(float))
     change = c - prev
     vprev = np.concatenate([[np.nan], v[:-1]])
-    table = {
+    table: dict[str, Callable[[], float]] = {
         "KMID": lambda: (c[t] - o[t]) / o[t],
         "KUP2": lambda: (h[t] - max(o[t], c[t])) / (h[t] - lo[t] + 1e-12),
         "ROC": lambda: c[t - d] / c[t],
@@ -118,12 +119,12 @@ def test_ground_truth_matches_brute_force(
         small_alpha.ground_truth(f"alpha158/{name}").code, small_alpha.inputs["daily_pv.parquet"]
     )
     inst = None
-    for candidate, rows in series.groupby(level="instrument"):
-        if len(rows) == len(clean):
+    for candidate, group in series.groupby(level="instrument"):
+        if len(group) == len(clean):
             inst = candidate
     assert inst is not None
     panel = pd.read_parquet(small_alpha.inputs["daily_pv.parquet"])
-    rows = panel.xs(inst, level="instrument")
+    rows = pd.DataFrame(panel.xs(inst, level="instrument"))
     if rows.isna().any().any():
         pytest.skip("picked instrument has suspensions")  # pragma: no cover
     got = series.xs(inst, level="instrument").to_numpy()

@@ -44,6 +44,7 @@ def test_prompt_and_entry_point_are_public_tests_are_hidden(suite: Suite) -> Non
 @pytest.mark.parametrize("runner", ["inprocess", "sandbox"])
 def test_all_164_canonical_solutions_pass(suite: Suite, runner: str) -> None:
     ev = suite.evaluator(runner=runner)
+    assert isinstance(ev, PythonFunctionEvaluator)
     failed = []
     try:
         for task in suite.tasks:

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import save_results, summary_table, synthetic_results
+from costeer_lab.experiment import save_results, summary_table
+from costeer_lab.testing import synthetic_results
 from costeer_lab.viz import REPORT_SECTIONS, build_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -24,7 +25,7 @@ def results() -> pd.DataFrame:
 
 def test_report_is_self_contained(results: pd.DataFrame, tmp_path: Path) -> None:
     spec = {"name": "demo <spec>", "seeds": [0, 1, 2], "arms": sorted(ARMS)}
-    extra = {"Costs by arm": results.groupby("arm", as_index=False)["cost_usd"].sum()}
+    extra = {"Costs by arm": results.groupby("arm", as_index=False)[["cost_usd"]].sum()}
     out = build_report(
         results, tmp_path / "out" / "report.html", title="Demo & test", spec=spec,
         extra_tables=extra, n_boot=200,
@@ -53,8 +54,8 @@ def test_differences_section_states_measured_numbers(
     section = page.split("<h2>Differences between arms</h2>")[1].split("</section>")[0]
     s = summary_table(results, n_boot=200).set_index("arm")
     for arm in ("rag", "rag_v2"):
-        pct = f"{100 * s.loc[arm, 'final_success']:.1f}%"
-        lift = f"{100 * s.loc[arm, 'lift']:+.1f} pp"
+        pct = f"{100 * s['final_success'].astype(float)[arm]:.1f}%"
+        lift = f"{100 * s['lift'].astype(float)[arm]:+.1f} pp"
         line = next(li for li in section.split("<li>") if li.startswith(f"&#x27;{arm}&#x27;"))
         assert pct in line and lift in line and "paired lift over 3 seed(s)" in line
         assert ("excludes zero" in line) != ("includes zero" in line)

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
@@ -58,19 +59,21 @@ def test_info_counts_kinds_in_canonical_order() -> None:
     )
     assert set(DEFAULT_KIND_COLORS) == set(NODE_KINDS)
     with pytest.raises(InvalidInputError, match="expected a networkx graph"):
-        get_knowledge_graph_info({"a": 1})  # type: ignore[arg-type]
+        get_knowledge_graph_info({"a": 1})
 
 
 def test_draw_colours_nodes_by_kind() -> None:
     fig = Figure()
     ax = draw_knowledge_graph(_graph(), ax=fig.subplots(), kinds_colors={"error": "#ff0000"})
     assert ax.get_title() == "Knowledge graph: 7 nodes, 5 edges"
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    box = ax.get_legend()
+    assert box is not None
+    legend = [t.get_text() for t in box.get_texts()]
     assert legend[0] == "component (2)" and legend[-1] == "experimental (1)"
     # one scatter collection per kind; the error node is red, kinds without a colour are grey
     nodes = [c for c in ax.collections if isinstance(c, PathCollection)]
     assert len(nodes) == 6
-    faces = [tuple(c.get_facecolor()[0][:3]) for c in nodes]
+    faces = [tuple(np.asarray(c.get_facecolor())[0][:3]) for c in nodes]
     assert faces[4] == (1.0, 0.0, 0.0) and faces[5] == (0.6, 0.6, 0.6)
     labels = {t.get_text() for t in ax.texts}
     assert {"MA5 moving average", "rolling mean", "odd"} <= labels

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import example_results, make_row, synthetic_results
+from costeer_lab.testing import example_results, make_row, synthetic_results
 from costeer_lab.viz import (
     ArmCurve,
     KbArm,
@@ -125,19 +126,26 @@ def test_success_curve_draws_one_line_and_band_per_arm() -> None:
     assert len(ax.collections) == 2
     colors = arm_colors(["no_knowledge", "rag"])
     assert [line.get_color() for line in ax.get_lines()] == [colors["no_knowledge"], colors["rag"]]
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = ax.get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
     assert labels == ["no_knowledge (1 seed)", "rag (1 seed)"]
+
+
+def _bars(ax: Axes) -> list[Rectangle]:
+    assert all(isinstance(p, Rectangle) for p in ax.patches)
+    return [p for p in ax.patches if isinstance(p, Rectangle)]
 
 
 def test_bar_plots_draw_expected_bars() -> None:
     ax = plot_hit_rate(example_results(), ax=Figure().subplots())
-    assert [round(p.get_height(), 6) for p in ax.patches] == [0.5, 0.0]
+    assert [round(p.get_height(), 6) for p in _bars(ax)] == [0.5, 0.0]
     ax = plot_attempts(example_results(), ax=Figure().subplots())
-    heights = [p.get_height() for p in ax.patches]
+    heights = [p.get_height() for p in _bars(ax)]
     assert heights == [1, 1, 0, 1, 0, 1]  # no_knowledge (1, 2, never), then rag
     fig = Figure()
     ax = plot_knowledge_usage(example_results(), ax=fig.subplots())
-    assert [p.get_width() for p in ax.patches] == [1, 1]
+    assert [p.get_width() for p in _bars(ax)] == [1, 1]
     assert len(fig.axes) == 2  # the colour bar
 
 

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.experiment import synthetic_results
+from costeer_lab.testing import synthetic_results
 from costeer_lab.viz import ALL_ARMS, ResultsDashboard, results_dashboard
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -1,4 +1,4 @@
-"""Settings of the RAG strategies (section ``rag`` of :class:`costeer_lab.settings.Settings`)."""
+"""Settings of the RAG strategies (section ``rag``; env names ``COSTEER_LAB_RAG__<FIELD>``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["RAGSettings", "get_rag_settings"]
+__all__ = ["RAGSettings"]
 
 
 class RAGSettings(BaseModel):
@@ -69,11 +69,3 @@ class RAGSettings(BaseModel):
     component_extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str = "gpt-4o-mini"
     log_queries: bool = True
-
-
-def get_rag_settings() -> RAGSettings:
-    """The ``rag`` section of the process settings, or the defaults while it is not wired in."""
-    from costeer_lab.settings import get_settings
-
-    section = getattr(get_settings(), "rag", None)
-    return section if isinstance(section, RAGSettings) else RAGSettings()

@@ -4,7 +4,7 @@
 ``synthetic_results(...)`` draws a larger seeded table (not the output of any real experiment).
 
 Example:
-    >>> from costeer_lab.experiment import synthetic_results
+    >>> from costeer_lab.testing import synthetic_results
     >>> sorted(synthetic_results(n_seeds=2, n_tasks=3)["arm"].unique())
     ['no_knowledge', 'rag']
 """

@@ -92,7 +92,7 @@ def _replace(m: re.Match[str]) -> str:
         text = m.group(0)
         if _PLAIN_NUMBER.fullmatch(text):
             return "<num>"
-        if text[:2] in ("0x", "0X") or any(c.isdigit() for c in text):
+        if any(c.isdigit() for c in text):  # "0x…" always has one
             return "<addr>"
         return _mask_ident(text)
     if kind == "num":

@@ -1,0 +1,74 @@
+"""Atomic file replacement, the one helper every writer of a durable file uses.
+
+Readers see either the old file or the complete new one, never a partial write: the data goes to
+a temporary file in the same directory, is fsync-ed and renamed over the target, and the rename
+is made durable by an fsync of the directory.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "sub" / "x.bin"
+    >>> atomic_write_bytes(p, b"hello").read_bytes()
+    b'hello'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["atomic_write_bytes", "atomic_writer"]
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary file handle whose content replaces ``path`` when the block exits cleanly.
+
+    Parent directories are created. On an exception the temporary file is removed and ``path``
+    is left as it was.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "y.txt"
+        >>> with atomic_writer(p) as fh:
+        ...     _ = fh.write(b"a")
+        >>> p.read_bytes()
+        b'a'
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Replace ``path`` by ``data`` atomically (see :func:`atomic_writer`); returns the path."""
+    with atomic_writer(path) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (no-op where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)

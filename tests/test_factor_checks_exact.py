@@ -1,0 +1,258 @@
+"""Boundaries of the factor checks (``costeer_lab/evaluate/_factor_checks.py``): tolerances,
+thresholds, the shifted-output guard and every format check, each pinned exactly.
+
+Kept outside ``tests/evaluate/`` while another branch owns that folder; written against the
+surviving mutants of ``make mutation`` (see docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costeer_lab.evaluate import EvaluatorSettings
+from costeer_lab.evaluate._factor_checks import (
+    _cross_sectional_ranks,
+    _equal_ratio,
+    _mean_ic,
+    compare_to_truth,
+    read_factor,
+)
+
+S = EvaluatorSettings()
+
+
+def _index(days: int = 20, n: int = 6) -> pd.MultiIndex:
+    return pd.MultiIndex.from_product(
+        [pd.bdate_range("2021-01-04", periods=days), [f"I{i}" for i in range(n)]],
+        names=["datetime", "instrument"],
+    )
+
+
+def _truth(days: int = 20, n: int = 6, seed: int = 0) -> pd.Series:
+    idx = _index(days, n)
+    return pd.Series(np.random.default_rng(seed).normal(1.0, 0.5, len(idx)), idx, name="f")
+
+
+def _bytes(obj: pd.DataFrame | pd.Series) -> bytes:
+    frame = obj.to_frame() if isinstance(obj, pd.Series) else obj
+    buf = io.BytesIO()
+    frame.to_parquet(buf)
+    return buf.getvalue()
+
+
+# -- tolerances and thresholds ---------------------------------------------------------------
+def test_equal_value_tolerance_is_atol_plus_rtol_times_truth() -> None:
+    truth = pd.Series([100.0, 0.0, np.nan, 1.0])
+    within = pd.Series([100.0 + 0.9e-3, 0.9e-6, np.nan, 1.0])  # 1e-6 + 1e-5 * 100 = 1.001e-3
+    assert _equal_ratio(within, truth, S) == 1.0
+    outside = pd.Series([100.0 + 1.1e-3, 1.1e-6, 0.0, 1.0 + 2e-5])
+    assert _equal_ratio(outside, truth, S) == 0.0
+    assert _equal_ratio(pd.Series([], dtype=float), pd.Series([], dtype=float), S) == 0.0
+
+
+def test_five_times_looser_tolerance_would_accept_a_wrong_factor() -> None:
+    """A candidate 2e-5 (relative) off everywhere is not "equal" at the default tolerance."""
+    truth = _truth()
+    cand = truth * (1 + 2e-5)
+    c = compare_to_truth(cand, truth, S)
+    assert c.metrics["equal_value_ratio"] == 0.0
+    loose = EvaluatorSettings(equal_value_rtol=5e-5)
+    assert compare_to_truth(cand, truth, loose).metrics["equal_value_ratio"] == 1.0
+
+
+def test_equal_value_threshold_is_strict() -> None:
+    truth = _truth(days=20, n=5)  # 100 rows
+    cand = truth.copy()
+    cand.iloc[:1] += 1.0  # 99 of 100 equal: ratio 0.99, not > 0.99
+    c = compare_to_truth(cand, truth, EvaluatorSettings(ic_threshold=1.0))
+    assert c.metrics["equal_value_ratio"] == pytest.approx(0.99)
+    assert not c.decision and "checks failed" in c.lines[-1]
+    ok = compare_to_truth(cand, truth, EvaluatorSettings(equal_value_threshold=0.98))
+    assert ok.decision and "equal-value ratio" in ok.lines[-1]
+
+
+def test_ic_path_succeeds_for_a_scaled_factor_and_needs_both_ics() -> None:
+    truth = _truth()
+    c = compare_to_truth(truth * 3 + 1, truth, S)
+    assert c.decision and c.metrics["equal_value_ratio"] == 0.0
+    assert c.metrics["ic"] == pytest.approx(1.0) and c.metrics["rank_ic"] == pytest.approx(1.0)
+    assert c.lines[-1] == "decision: SUCCESS (IC path)"
+    # a monotone but non-linear transform: rank IC 1, Pearson IC below 1
+    bent = compare_to_truth(np.exp(truth * 4), truth, S)
+    assert bent.metrics["rank_ic"] == pytest.approx(1.0) and bent.metrics["ic"] < 0.99
+    assert not bent.decision
+    at = EvaluatorSettings(ic_threshold=float(bent.metrics["ic"]))  # strictly greater needed
+    assert not compare_to_truth(np.exp(truth * 4), truth, at).decision
+
+
+def test_ic_path_needs_overlap_and_coverage() -> None:
+    truth = _truth(days=20, n=6)
+    scaled = truth * 2
+    short = scaled.iloc[6:]  # one date of 20 missing: overlap 0.95
+    c = compare_to_truth(short, truth, S)
+    assert c.metrics["index_overlap"] == pytest.approx(0.95) and not c.decision
+    assert any("index overlap 0.950 or finite coverage" in f for f in c.failures)
+    lenient = EvaluatorSettings(index_overlap_threshold=0.95)
+    assert compare_to_truth(short, truth, lenient).decision  # >= threshold
+    holes = scaled.copy()
+    holes.iloc[:6] = np.nan  # present but NaN: coverage 0.95
+    c = compare_to_truth(holes, truth, S)
+    assert c.metrics["finite_coverage"] == pytest.approx(0.95) and not c.decision
+    assert any(line.startswith("[FAIL] NaN on the ground-truth index") for line in c.lines)
+    at_threshold = compare_to_truth(holes, truth, lenient)  # coverage == threshold passes
+    assert at_threshold.decision and not at_threshold.failures
+    assert at_threshold.lines[1].startswith("NaN on the ground-truth index: candidate 6")
+
+
+def test_a_failed_comparison_lists_each_failed_check_once() -> None:
+    truth = _truth()
+    noise = pd.Series(np.random.default_rng(9).normal(size=len(truth)), truth.index)
+    c = compare_to_truth(noise, truth, S)
+    assert not c.decision and c.lines[-1] == "decision: FAIL (checks failed)"
+    fails = [line.removeprefix("[FAIL] ") for line in c.lines if line.startswith("[FAIL] ")]
+    assert (
+        len(fails) == 2 and fails[0].startswith("equal values") and fails[1].startswith("mean IC")
+    )
+    assert c.failures == fails  # overlap and coverage are fine: only the two value checks
+    assert all(isinstance(line, str) for line in c.lines) and len(c.lines) == 5
+
+
+def test_shifted_outputs_fail_and_say_which_way() -> None:
+    truth = _truth()
+    by = truth.groupby(level="instrument")
+    late = compare_to_truth(by.shift(1), truth, EvaluatorSettings(index_overlap_threshold=0.5))
+    assert not late.decision
+    assert any("one day late" in f for f in late.failures)
+    assert late.metrics["equal_value_ratio_lag1"] == pytest.approx(1.0)
+    early = compare_to_truth(by.shift(-1), truth, EvaluatorSettings(index_overlap_threshold=0.5))
+    assert any("one day early (look-ahead)" in f for f in early.failures)
+    assert early.metrics["equal_value_ratio_lead1"] == pytest.approx(1.0)
+    exact = compare_to_truth(truth.copy(), truth, S)
+    assert exact.decision and not exact.failures
+    assert exact.metrics["equal_value_ratio_lag1"] < 0.5
+
+
+def test_comparison_metrics_and_lines() -> None:
+    truth = _truth(days=10, n=4)
+    cand = pd.concat([truth.iloc[4:], truth.iloc[:2] * 0 + 5.0])  # 38 of 40 rows, 2 wrong
+    c = compare_to_truth(cand, truth, S)
+    m = c.metrics
+    assert (m["row_ratio"], m["index_overlap"]) == (pytest.approx(0.95), pytest.approx(0.95))
+    assert (m["nan_candidate"], m["nan_truth"]) == (2, 0)
+    assert m["finite_coverage"] == pytest.approx(0.95)
+    assert m["equal_value_ratio"] == pytest.approx(36 / 40)
+    assert c.lines[0] == "rows: 38 vs 40 in the ground truth (ratio 0.950); index overlap 0.950"
+    assert c.lines[2].startswith("[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): 0.9000")
+    empty = compare_to_truth(truth.iloc[:0], truth.iloc[:0], S)
+    assert empty.metrics["row_ratio"] == math.inf and empty.metrics["index_overlap"] == 0.0
+
+
+# -- IC helpers ------------------------------------------------------------------------------
+def test_mean_ic_skips_dates_with_too_few_instruments() -> None:
+    truth = _truth(days=4, n=3)
+    cand = truth.copy()
+    cand.iloc[0] = np.nan  # the first date keeps 2 finite pairs: below min 3
+    ic, dates = _mean_ic(cand, truth, 3, rank=False)
+    assert ic == pytest.approx(1.0) and dates == 3
+    assert _mean_ic(cand, truth, 2, rank=False)[1] == 4
+    none_ic, none_dates = _mean_ic(cand * np.nan, truth, 3, rank=False)
+    assert math.isnan(none_ic) and none_dates == 0
+    flat = truth * 0 + 1.0  # constant within each date: no correlation defined
+    assert math.isnan(_mean_ic(flat, truth, 3, rank=False)[0])
+
+
+def test_mean_ic_of_a_negated_factor_and_ranks() -> None:
+    truth = _truth(days=6, n=5)
+    ic, n = _mean_ic(-truth, truth, 3, rank=False)
+    ric, _ = _mean_ic(-truth, truth, 3, rank=True)
+    assert ic == pytest.approx(-1.0) and ric == pytest.approx(-1.0) and n == 6
+    values = np.array([3.0, 1.0, 2.0, 2.0, 5.0, 5.0])
+    dates = np.array([0, 0, 0, 1, 1, 1])
+    want = [3.0, 1.0, 2.0, 1.0, 2.5, 2.5]
+    assert _cross_sectional_ranks(values, dates, None).tolist() == want
+    insts = np.array([0, 1, 2, 0, 1, 2])
+    assert _cross_sectional_ranks(values, dates, insts).tolist() == want
+
+
+def test_mean_ic_on_a_non_unique_index_uses_the_group_by_path() -> None:
+    truth = _truth(days=5, n=4)
+    dup = pd.concat([truth, truth])
+    ic, n = _mean_ic(dup * 2, dup, 3, rank=True)
+    assert ic == pytest.approx(1.0) and n == 5
+
+
+# -- format checks ---------------------------------------------------------------------------
+def test_read_factor_reports_exact_lines() -> None:
+    rep = read_factor(_bytes(_truth(days=3, n=2)), "result.parquet")
+    assert rep.ok and len(rep.lines) == 4
+    assert rep.lines[0] == "[ok] output: result.parquet parsed (6 rows, 1 column 'f')"
+    assert rep.lines[1].startswith("[ok] index: (datetime, instrument) with dtypes datetime64")
+    assert rep.lines[2:] == [
+        "[ok] frequency: daily (median gap 1 day)",
+        "[ok] values: NaN 0 of 6 (0.0%), inf 0",
+    ]
+
+
+def test_reversed_index_levels_are_reordered() -> None:
+    s = _truth(days=3, n=2).reorder_levels([1, 0])
+    rep = read_factor(_bytes(s))
+    assert rep.ok and "note: index levels were (instrument, datetime); reordered" in rep.lines
+    assert rep.series is not None
+    assert list(rep.series.index.names) == ["datetime", "instrument"]
+    assert rep.series.index.is_monotonic_increasing
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda s: s.to_frame().assign(g=1.0), "has 2 columns"),
+        (lambda s: s.reset_index(drop=True), "index names are [None]"),
+        (
+            lambda s: s.rename_axis(["date", "instrument"]),
+            "index names are ['date', 'instrument']",
+        ),
+        (lambda s: pd.concat([s, s.iloc[:2]]), "2 duplicated (datetime, instrument) pairs"),
+        (lambda s: s.astype(str), "; expected float"),
+        (lambda s: s.where(s.index.get_level_values(1) != "I0", np.inf), "inf 3"),
+        (lambda s: s * np.nan, "every value is NaN"),
+    ],
+)
+def test_format_failures(mutate: object, message: str) -> None:
+    rep = read_factor(_bytes(mutate(_truth(days=3, n=2))))  # type: ignore[operator]
+    assert not rep.ok
+    assert any(message in f for f in rep.failures), rep.failures
+    assert any(line.startswith("[FAIL]") and message in line for line in rep.lines)
+
+
+def test_unreadable_output_and_level_dtypes() -> None:
+    rep = read_factor(b"not parquet", "out.parquet")
+    assert rep.series is None and rep.failures[0].startswith("output: out.parquet could not be")
+    s = _truth(days=3, n=2)
+    s.index = pd.MultiIndex.from_product(
+        [["a", "b", "c"], [1, 2]], names=["datetime", "instrument"]
+    )
+    rep = read_factor(_bytes(s))
+    assert any("datetime level has dtype" in f for f in rep.failures)
+    assert any("instrument level has dtype int64" in f for f in rep.failures)
+
+
+@pytest.mark.parametrize(
+    ("dates", "ok", "text"),
+    [
+        (pd.date_range("2021-01-04", periods=4, freq="D"), True, "daily (median gap 1 day)"),
+        (pd.date_range("2021-01-04", periods=4, freq="4D"), True, "daily (median gap 4 day)"),
+        (pd.date_range("2021-01-04", periods=4, freq="5D"), False, "median gap between dates"),
+        (pd.date_range("2021-01-04", periods=4, freq="12h"), False, "time of day"),
+        (pd.DatetimeIndex(["2021-01-04"]), True, "1 distinct date(s)"),
+    ],
+)
+def test_frequency_check(dates: pd.DatetimeIndex, ok: bool, text: str) -> None:
+    idx = pd.MultiIndex.from_product([dates, ["A", "B"]], names=["datetime", "instrument"])
+    rep = read_factor(_bytes(pd.Series(np.arange(len(idx), dtype=float), idx, name="f")))
+    assert rep.ok is ok
+    assert any(text in line for line in rep.lines), rep.lines
