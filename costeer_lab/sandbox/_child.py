@@ -95,8 +95,9 @@ def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -
             soft, hard = min(soft, old_hard), min(hard, old_hard)
         resource.setrlimit(kind, (soft, hard))
 
-    cpu = max(1, math.ceil(float(limits["cpu_time_s"]) + cpu_before))  # RLIMIT_CPU counts
-    # the process's whole life, including the warm-up before the run
+    # RLIMIT_CPU counts whole seconds of the process's whole life, the warm-up before the run
+    # included: the run gets its limit rounded to the nearest second (at least one)
+    cpu = max(1, math.floor(float(limits["cpu_time_s"]) + cpu_before + 0.5))
     cap(resource.RLIMIT_CPU, cpu, cpu + 1)
     cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     cap(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * _MB)

@@ -19,7 +19,8 @@ class Limits:
 
     Attributes:
         wall_time_s: wall-clock limit; the whole process group is killed when it passes.
-        cpu_time_s: CPU-time limit of the main process (``RLIMIT_CPU``).
+        cpu_time_s: CPU-time limit of the main process (``RLIMIT_CPU``, whole seconds: rounded
+            to the nearest, at least one).
         memory_mb: address-space limit of each process (``RLIMIT_AS``). The pre-imported
             worker's mappings (numpy, pandas) count against it, so keep it above ~1 GiB.
         max_processes: processes and threads the run may have at once (``RLIMIT_NPROC``).

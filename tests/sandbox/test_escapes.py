@@ -88,7 +88,8 @@ def test_cpu_limit_stops_busy_code(sandbox: Sandbox) -> None:
     result = sandbox.run(ws("while True:\n    pass"), limits=Limits(wall_time_s=60, cpu_time_s=1))
     assert result.timed_out
     assert result.error is not None and "CPU-time" in result.error
-    assert result.cpu_time_s >= 0.9  # the kernel's accounting is coarse
+    # the kernel's accounting is coarse, but the limit is the one asked for (not twice it)
+    assert 0.9 <= result.cpu_time_s < 1.5
     assert_still_works(sandbox)
 
 
