@@ -1,5 +1,6 @@
-"""Test support shipped with the package: shared backend suites, fakes, fixtures and synthetic
-results tables (``example_results``, ``synthetic_results``, ``make_row``).
+"""Test support shipped with the package: shared backend suites, fakes, fixtures, synthetic
+results tables (``example_results``, ``synthetic_results``, ``make_row``) and the red team of
+evaluation integrity (``ATTACKS``, ``run_attack``, ``run_all``; see ``benchmarks.integrity``).
 
 Names are imported lazily so that a problem in one fake (or a missing optional dependency) never
 breaks the others. To add an export, add it to ``_LAZY``.
@@ -13,6 +14,17 @@ from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
+    from costeer_lab.testing._redteam import (
+        ATTACKS,
+        AlwaysPassEvaluator,
+        Attack,
+        AttackResult,
+        RedTeam,
+        benign_controls,
+        run_all,
+        run_attack,
+        run_experiment_attacks,
+    )
     from costeer_lab.testing._results_tables import example_results, make_row, synthetic_results
     from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
     from costeer_lab.testing._store_suite import StoreTestSuite
@@ -39,13 +51,22 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ATTACKS",
+    "AlwaysPassEvaluator",
+    "Attack",
+    "AttackResult",
     "FakeOpenAIServer",
     "RecordedRequest",
+    "RedTeam",
     "ScriptedCall",
     "ScriptedCoder",
     "StoreTestSuite",
+    "benign_controls",
     "example_results",
     "make_row",
+    "run_all",
+    "run_attack",
+    "run_experiment_attacks",
     "synthetic_results",
 ]
 
