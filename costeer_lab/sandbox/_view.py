@@ -76,18 +76,16 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
             :func:`costeer_lab.sandbox._allowlist.resolve`).
 
     Returns:
-        ``{"symlinks": [[target, path]], "binds": [path], "sites": {dir: [entry]}}``: the
-        system directories to bind (or recreate as symlinks on merged-``/usr`` systems), the
-        Python installation, and each site-packages directory with the entries it keeps.
+        ``{"binds": [[source, path]], "sites": {dir: [entry]}}``: the system directories and
+        the Python installation to bind read-only (a directory that is a link on the host, as
+        ``/bin`` on merged-``/usr`` systems, is bound from what it names: the view holds no
+        links), and each site-packages directory with the entries it keeps.
     """
-    symlinks: list[list[str]] = []
-    binds: list[str] = []
+    binds: list[list[str]] = []  # [source, path in the view]
     for name in _SYSTEM_DIRS:
         path = "/" + name
-        if os.path.islink(path):
-            symlinks.append([os.readlink(path), path])
-        elif os.path.isdir(path):
-            binds.append(path)
+        if os.path.isdir(path):  # merged /usr: /bin is a link, bound from what it names
+            binds.append([os.path.realpath(path), path])
     pythons = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix)}
     for key in ("stdlib", "platstdlib"):
         pythons.add(os.path.realpath(sysconfig.get_paths()[key]))
@@ -97,15 +95,18 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
             candidate = os.path.join(sys.prefix, name)
             if os.path.exists(candidate):
                 pythons.add(os.path.realpath(candidate))
+
+    def covered(path: str, others: list[str]) -> bool:
+        return any(path != o and path.startswith(o.rstrip("/") + "/") for o in others)
+
     for path in sorted(pythons):
-        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in binds):
-            binds.append(path)
-    binds = [b for b in binds if not any(b.startswith(o + "/") for o in binds if o != b)]
+        if not covered(path, [dst for _, dst in binds]) and [path, path] not in binds:
+            binds.append([path, path])
+    binds = [b for b in binds if not covered(b[1], [dst for _, dst in binds])]
     sites: dict[str, list[str]] = {d: [] for d in _site_dirs()}
     for directory, entries in packages.items():
         sites.setdefault(os.path.realpath(directory), []).extend(entries)
     return {
-        "symlinks": symlinks,
         "binds": binds,
         "sites": {d: sorted(set(e)) for d, e in sites.items()},
     }
@@ -135,10 +136,8 @@ def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
     """Populate ``root`` (an empty directory in the worker's private mount namespace) with the
     shared, read-only part of the view, then make it read-only. Raises ``OSError``."""
     mount_fs("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=8m")
-    for target, path in view["symlinks"]:
-        os.symlink(target, root + path)
-    for path in view["binds"]:
-        _bind_entry(path, root + path)
+    for src, path in view["binds"]:
+        _bind_entry(src, root + path)
     for directory, entries in view["sites"].items():
         inside = _makedirs(root, directory)
         # a tmpfs over the directory (it may lie inside a bind above) hides everything else
@@ -151,10 +150,8 @@ def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
     etc = _makedirs(root, "/etc")
     for name in _ETC_FILES:
         src = "/etc/" + name
-        if os.path.islink(src):
-            os.symlink(os.readlink(src), os.path.join(etc, name))
-        elif os.path.isfile(src):
-            _bind_entry(src, os.path.join(etc, name))
+        if os.path.isfile(src):  # a link (``localtime``) is bound from the file it names
+            _bind_entry(os.path.realpath(src), os.path.join(etc, name))
     for name, text in (("passwd", _PASSWD), ("group", _GROUP)):
         with open(os.path.join(etc, name), "w", encoding="utf-8") as fh:
             fh.write(text.format(uid=run_uid))
@@ -162,9 +159,6 @@ def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
     for name in _DEVICES:
         _touch(os.path.join(dev, name))
         mount_fs("/dev/" + name, os.path.join(dev, name), None, 4096)  # MS_BIND, stays writable
-    links = {"fd": "", "stdin": "/0", "stdout": "/1", "stderr": "/2"}
-    for name, fd in links.items():
-        os.symlink("/proc/self/fd" + fd, os.path.join(dev, name))
     for path in ("/dev/shm", "/proc", "/tmp", "/var/tmp", WORK_DIR, "/sandbox/scratch"):
         _makedirs(root, path)
     mount_fs(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755")
