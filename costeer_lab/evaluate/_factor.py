@@ -276,23 +276,23 @@ class FactorEvaluator:
                 details=isolation,
             )
         max_rows = s.max_output_rows
+        truth: pd.Series | None = None
         if gt_implementation is not None:  # the truth bounds what is worth decoding
             t1 = time.perf_counter()
             try:
-                truth_rows = len(self.ground_truth_result(gt_implementation))
+                truth = self.ground_truth_result(gt_implementation)
             except GroundTruthError as exc:
                 return dataclasses.replace(
                     not_evaluated(exc, timings),
                     details={**isolation, "infrastructure_error": str(exc)},
                 )
             timings["ground_truth_s"] = time.perf_counter() - t1
-            max_rows = min(max_rows, 4 * truth_rows + 10_000)
+            max_rows = min(max_rows, 4 * len(truth) + 10_000)
         rep = read_factor(data, self.output_file, max_rows=max_rows)
         lines, failures = list(rep.lines), list(rep.failures)
         details: dict[str, Any] = dict(isolation)
         decision = rep.ok
-        if rep.ok and rep.series is not None and gt_implementation is not None:
-            truth = self.ground_truth_result(gt_implementation)  # cached above
+        if rep.ok and rep.series is not None and truth is not None:
             cmp = compare_to_truth(rep.series, truth, s)
             lines += cmp.lines
             failures += cmp.failures
