@@ -7,6 +7,8 @@ Fixtures:
     ``settings_env``: set ``COSTEER_LAB_*`` variables and read the settings they produce; the
     process-wide settings cache is cleared around every test, so a test that changes the
     environment never leaks settings into the next one.
+    ``postgres_server`` / ``postgres_url``: a real PostgreSQL with pgvector for the session (from
+    the ``pgserver`` wheel, or ``COSTEER_LAB_TEST_POSTGRES_URL``) and a fresh database per test.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from costeer_lab.settings import Settings, get_settings
+from costeer_lab.testing.fixtures import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(autouse=True)

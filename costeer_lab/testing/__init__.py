@@ -14,6 +14,7 @@ from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
+    from costeer_lab.testing._postgres import PostgresTestServer, PostgresUnavailable
     from costeer_lab.testing._redteam import (
         ATTACKS,
         AlwaysPassEvaluator,
@@ -34,6 +35,8 @@ _LAZY: dict[str, str] = {
     "FakeOpenAIServer": "costeer_lab.testing._openai_server",
     "RecordedRequest": "costeer_lab.testing._openai_server",
     "StoreTestSuite": "costeer_lab.testing._store_suite",
+    "PostgresTestServer": "costeer_lab.testing._postgres",
+    "PostgresUnavailable": "costeer_lab.testing._postgres",
     "ScriptedCall": "costeer_lab.testing._scripted_coder",
     "example_results": "costeer_lab.testing._results_tables",
     "make_row": "costeer_lab.testing._results_tables",
@@ -56,6 +59,8 @@ __all__ = [
     "Attack",
     "AttackResult",
     "FakeOpenAIServer",
+    "PostgresTestServer",
+    "PostgresUnavailable",
     "RecordedRequest",
     "RedTeam",
     "ScriptedCall",
