@@ -171,6 +171,57 @@ class BaseStore(abc.ABC):
     def collection_info(self, collection: str) -> tuple[str, int] | None:
         """``(embedder_id, dim)`` of a collection, or ``None`` when it holds no vectors."""
 
+    def search_vectors(
+        self,
+        collection: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        *,
+        min_score: float | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` ids of ``collection`` most cosine-similar to ``query``, best first.
+
+        Scores are cosine similarities in [-1, 1] (vectors are normalised here, stored ones
+        included). ``min_score`` and ``ids`` (restrict the candidates) are applied *before* the
+        top ``k`` are taken, so ``k`` results come back whenever ``k`` candidates qualify. Ties
+        are broken by id. An empty or missing collection gives ``[]``.
+
+        This default is an exact scan of :meth:`load_vectors`; a backend with a native vector
+        index (PostgreSQL + pgvector) overrides it and may be approximate.
+
+        Raises:
+            InvalidInputError: ``query`` is not 1-D, its dimension differs from the collection's,
+                or ``k`` < 0.
+        """
+        import numpy as np
+
+        from costeer_lab.errors import InvalidInputError
+
+        vector = np.asarray(query, dtype=np.float32)
+        if vector.ndim != 1:
+            raise InvalidInputError(f"search_vectors: query must be 1-D, got shape {vector.shape}")
+        if k < 0:
+            raise InvalidInputError(f"search_vectors: k must be >= 0, got {k}")
+        names, matrix, _ = self.load_vectors(collection)
+        if not names or k == 0:
+            return []
+        if matrix.shape[1] != vector.shape[0]:
+            raise InvalidInputError(
+                f"search_vectors: query has dimension {vector.shape[0]}, collection "
+                f"{collection!r} holds dimension {matrix.shape[1]}"
+            )
+        allowed = None if ids is None else set(ids)
+        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(vector)), 1e-30)
+        scores = (matrix @ vector) / np.maximum(norms, 1e-30)
+        hits = [
+            (name, float(score))
+            for name, score in zip(names, scores.tolist(), strict=True)
+            if (allowed is None or name in allowed) and (min_score is None or score >= min_score)
+        ]
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]
+
     # -- JSON records ------------------------------------------------------------------------
     @abc.abstractmethod
     def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:

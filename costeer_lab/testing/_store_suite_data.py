@@ -111,6 +111,29 @@ class DataStoreTests:
             store.put_vectors("c", "e", ["a"], np.ones(3, dtype=np.float32))
         assert store.collection_version("c") == 0 and store.load_vectors("c")[0] == []
 
+    def test_search_vectors_ranks_by_cosine_with_filters(self, store: BaseStore) -> None:
+        vectors = np.array(
+            [[1, 0, 0], [0, 1, 0], [2, 2, 0], [-1, 0, 0], [1, 0.1, 0]], dtype=np.float32
+        )
+        store.put_vectors("s", "e@1:3", ["a", "b", "c", "d", "e"], vectors)
+        query = np.array([1, 0, 0], dtype=np.float32)
+        hits = store.search_vectors("s", query, 3)
+        assert [h[0] for h in hits] == ["a", "e", "c"]
+        assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert hits[2][1] == pytest.approx(2**-0.5, abs=1e-5)
+        # min_score before the cut: only the two above 0.9 qualify
+        assert [h[0] for h in store.search_vectors("s", query, 3, min_score=0.9)] == ["a", "e"]
+        # candidate restriction before the cut: k results among the allowed ids
+        restricted = store.search_vectors("s", query, 2, ids=["b", "c", "d"])
+        assert [h[0] for h in restricted] == ["c", "b"]
+        assert store.search_vectors("s", query, 0) == []
+        assert store.search_vectors("missing", query, 3) == []
+
+    def test_search_vectors_rejects_a_wrong_dimension(self, store: BaseStore) -> None:
+        store.put_vectors("s", "e@1:3", ["a"], np.ones((1, 3), dtype=np.float32))
+        with pytest.raises(InvalidInputError, match="dimension"):
+            store.search_vectors("s", np.ones(4, dtype=np.float32), 1)
+
     # -- JSON records ------------------------------------------------------------------------
     @pytest.mark.parametrize(
         "data",
