@@ -355,7 +355,7 @@ def document_python(source: str, path: str = "<string>") -> CodeReference:
         A :class:`CodeReference`; when the source does not parse, one with ``syntax_error`` set.
 
     Example:
-        >>> ref = document_python("def f(x: int = 1) -> int:\\n    '''Twice.'''\\n    return 2*x\\n")
+        >>> ref = document_python("def f(x: int = 1) -> int:\\n    '''Twice.'''\\n    return x\\n")
         >>> ref.functions[0].signature, ref.functions[0].docstring
         ('f(x: int = 1) -> int', 'Twice.')
         >>> document_python("def broken(:\\n").syntax_error

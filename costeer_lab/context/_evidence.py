@@ -179,9 +179,10 @@ def extract_evidence(
              {k: meta_out[k] for k in ("returncode", "duration_s", "isolation") if k in meta_out})
         )  # fmt: skip
     elif action_type in _VALIDATE:
-        conf = meta_out.get("confidence")
-        if not isinstance(conf, int | float) or not 0.0 <= conf <= 1.0:
-            conf = 1.0 if output.success else 0.3
+        given = meta_out.get("confidence")
+        conf = 1.0 if output.success else 0.3
+        if isinstance(given, int | float) and 0.0 <= given <= 1.0:
+            conf = float(given)
         found.append(
             ("validation", output.result[:2000], float(conf), action_type,
              {"passed": output.success})
