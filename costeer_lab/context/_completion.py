@@ -5,7 +5,8 @@ Evidence counts when its confidence is at least ``ContextSettings.min_confidence
 | task type | requirements |
 |---|---|
 | ``coding_task`` | a code file that parses; ``code_implementation`` evidence; ``documentation``
-  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters |
+  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters; when an
+  evaluator judged the code (``evaluate`` actions), its last verdict passed |
 | ``simple_question`` | an answer (a successful ``answer``/``synthesize``/``summarize`` action
   with a result, or a written file); ``synthesis`` or ``file_creation`` evidence |
 | ``research_task`` | a summary (``synthesis`` evidence, or a documentation file longer than
@@ -121,6 +122,18 @@ def _coding(ctx: TaskContext, s: ContextSettings) -> list[Requirement]:
                 False,
                 f"no documentation evidence and no code file documented in more than "
                 f"{s.doc_min_chars} characters",
+            )
+        )
+    evaluations = [a for a in ctx.actions if a.type == "evaluate"]
+    if evaluations:
+        last = evaluations[-1]
+        reqs.append(
+            Requirement(
+                "evaluation",
+                last.success,
+                f"last evaluation ({last.id}) {'passed' if last.success else 'failed'}",
+                last.evidence,
+                1.0 if last.success else 0.0,
             )
         )
     return reqs

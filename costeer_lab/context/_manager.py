@@ -141,12 +141,14 @@ class RichMemoryManager:
         *,
         plan_id: str = "",
         reasoning: str = "",
+        judge: bool = True,
     ) -> TaskContext:
         """Record one action: register the files it wrote (documenting code), extract its
         evidence, then check completion and, when not complete, the loop-prevention rules.
 
         A task already complete or stopped still records actions (its history stays whole)
-        but keeps its verdict. Returns the updated context.
+        but keeps its verdict. ``judge=False`` records without checking (for the first half
+        of a pair of actions judged together). Returns the updated context.
 
         Raises:
             NotFoundError: unknown task. InvalidInputError: empty ``action_type``.
@@ -196,7 +198,7 @@ class RichMemoryManager:
             files=tuple(files.values()),
             updated_at=now,
         )
-        if not ctx.complete and ctx.stop_reason is None:
+        if judge and not ctx.complete and ctx.stop_reason is None:
             ctx = self._judge(ctx, now)
         self._contexts.save(ctx, actions=[action], evidence=evidence, files=new_files)
         return ctx
