@@ -5,8 +5,9 @@ Evidence counts when its confidence is at least ``ContextSettings.min_confidence
 | task type | requirements |
 |---|---|
 | ``coding_task`` | a code file that parses; ``code_implementation`` evidence; ``documentation``
-  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters; when an
-  evaluator judged the code (``evaluate`` actions), its last verdict passed |
+  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters; when the code
+  was run (``run_python``) or judged by an evaluator (``evaluate``), the last run and the last
+  verdict passed |
 | ``simple_question`` | an answer (a successful ``answer``/``synthesize``/``summarize`` action
   with a result, or a written file); ``synthesis`` or ``file_creation`` evidence |
 | ``research_task`` | a summary (``synthesis`` evidence, or a documentation file longer than
@@ -27,6 +28,7 @@ from costeer_lab.settings import ContextSettings, get_settings
 __all__ = ["COMPLETION_RULES", "Requirement", "ValidationReport", "Validator"]
 
 _ANSWERS = ("answer", "synthesize", "summarize")
+_RUNS = ("run_python", "execute", "run")
 
 
 @dataclass(frozen=True)
@@ -124,18 +126,16 @@ def _coding(ctx: TaskContext, s: ContextSettings) -> list[Requirement]:
                 f"{s.doc_min_chars} characters",
             )
         )
-    evaluations = [a for a in ctx.actions if a.type == "evaluate"]
-    if evaluations:
-        last = evaluations[-1]
-        reqs.append(
-            Requirement(
-                "evaluation",
-                last.success,
-                f"last evaluation ({last.id}) {'passed' if last.success else 'failed'}",
-                last.evidence,
-                1.0 if last.success else 0.0,
-            )
-        )
+    for name, types in (("execution", _RUNS), ("evaluation", ("evaluate",))):
+        done = [a for a in ctx.actions if a.type in types]
+        if done:
+            last = done[-1]
+            verdict = "passed" if last.success else "failed"
+            conf = 1.0 if last.success else 0.0
+            reqs.append(
+                Requirement(name, last.success, f"last {name} ({last.id}) {verdict}",
+                            last.evidence, conf)
+            )  # fmt: skip
     return reqs
 
 

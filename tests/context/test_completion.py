@@ -73,9 +73,13 @@ def test_documented_code_file_counts_without_documentation_evidence(store: SQLit
     assert ctx.complete
     report = Validator(settings).validate(ctx)
     assert "gcd.py documented (" in report.rationale
-    short = RichMemoryManager(store, settings=ContextSettings(min_confidence=0.85, doc_min_chars=500))
+    short = RichMemoryManager(
+        store, settings=ContextSettings(min_confidence=0.85, doc_min_chars=500)
+    )
     short.create_task("Implement gcd in Python", task_id="u")
-    assert not short.add_action("u", "write_file", {}, Output(True, files={"g.py": DOCUMENTED})).complete
+    assert not short.add_action(
+        "u", "write_file", {}, Output(True, files={"g.py": DOCUMENTED})
+    ).complete
 
 
 def test_coding_task_with_a_failed_evaluation_is_not_complete(mm: RichMemoryManager) -> None:

@@ -68,15 +68,27 @@ def test_execution_validation_and_synthesis(mm: RichMemoryManager) -> None:
     ctx = mm.add_action("t", "run_python", {"path": "a.py"}, Output(True, "6\n"))
     ctx = mm.add_action("t", "run_python", {"path": "b.py"}, Output(False, "exit code 1"))
     assert _types(ctx.evidence) == [("execution", 1.0), ("execution", 0.2)]
-    ctx = mm.add_action("t", "validate", {}, Output(False, "missing", metadata={"confidence": 0.4}))
+    ctx = mm.add_action(
+        "t", "validate", {}, Output(False, "missing", metadata={"confidence": 0.4})
+    )
     ctx = mm.add_action("t", "evaluate", {}, Output(True, "passed"))
-    ctx = mm.add_action("t", "evaluate", {"n": 2}, Output(False, "bad", metadata={"confidence": 7}))
-    assert _types(ctx.evidence[2:]) == [("validation", 0.4), ("validation", 1.0), ("validation", 0.3)]
+    ctx = mm.add_action(
+        "t", "evaluate", {"n": 2}, Output(False, "bad", metadata={"confidence": 7})
+    )
+    assert _types(ctx.evidence[2:]) == [
+        ("validation", 0.4),
+        ("validation", 1.0),
+        ("validation", 0.3),
+    ]
     ctx = mm.add_action(
         "t", "summarize", {"sources": ["a.md", "b.md"]}, Output(True, "Both agree.")
     )
     last = ctx.evidence[-1]
-    assert (last.type, last.confidence, last.metadata["sources"]) == ("synthesis", 0.8, ["a.md", "b.md"])
+    assert (last.type, last.confidence, last.metadata["sources"]) == (
+        "synthesis",
+        0.8,
+        ["a.md", "b.md"],
+    )
     # an empty answer proves nothing; neither does reading a file
     before = len(ctx.evidence)
     ctx = mm.add_action("t", "answer", {}, Output(True, "  "))

@@ -51,9 +51,7 @@ def test_five_validations(mm: RichMemoryManager) -> None:
         ctx = mm.add_action("g", "validate", {"round": i}, Output(False, "not yet"))
         assert ctx.stop_reason is None
     ctx = mm.add_action("g", "validate", {"round": 4}, Output(False, "not yet"))
-    assert ctx.stop_reason == (
-        "max_validations: 5 validations without completing; the limit is 5"
-    )
+    assert ctx.stop_reason == ("max_validations: 5 validations without completing; the limit is 5")
 
 
 def test_no_new_evidence_for_a_minute_after_five_actions(
