@@ -124,7 +124,7 @@ def test_extract_evidence_numbers_from_the_given_index() -> None:
 
 
 def test_bad_input_is_refused_with_the_value_named(mm: RichMemoryManager) -> None:
-    with pytest.raises(InvalidInputError, match="task_type must be one of .*'homework'"):
+    with pytest.raises(InvalidInputError, match=r"task_type must be one of .*'homework'"):
         mm.create_task("x", task_type="homework")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="non-empty string"):
         mm.create_task("   ")
