@@ -103,12 +103,12 @@ def _write_output() -> Any:
 
 def test_unusable_replies_raise_llm_error(mm: RichMemoryManager) -> None:
     ctx = TaskContext("t", "simple_question", "6 * 7?")
-    with FakeOpenAIServer(chat_handler=lambda body: "I would rather not.") as server:
-        with pytest.raises(LLMError, match="not a JSON object with a 'tool' name.*rather not"):
-            _planner(server).plan(ctx)
-    with FakeOpenAIServer(chat_handler=lambda body: '{"tool": "answer", "inputs": [1]}') as server:
-        with pytest.raises(LLMError, match="'inputs' must be an object"):
-            _planner(server).plan(ctx)
+    refusal = FakeOpenAIServer(chat_handler=lambda body: "I would rather not.")
+    with refusal, pytest.raises(LLMError, match=r"not a JSON object with a 'tool' name"):
+        _planner(refusal).plan(ctx)
+    listy = FakeOpenAIServer(chat_handler=lambda body: '{"tool": "answer", "inputs": [1]}')
+    with listy, pytest.raises(LLMError, match="'inputs' must be an object"):
+        _planner(listy).plan(ctx)
     assert parse_step('{"tool": "finish"}') is None
 
 
