@@ -266,6 +266,8 @@ class EvoAgent:
             for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
         ]
         with self.store.transaction():
+            if self.context is not None:
+                self.context.record_step(self.run_id, step, tasks, outcomes, feedbacks)
             if self.rag is not None:
                 trace = [
                     (t, o.workspace, fb)
@@ -280,8 +282,6 @@ class EvoAgent:
                 "evaluate_s": t_eval - t_impl,
                 "generate_s": t_gen - t_eval,
             }
-            if self.context is not None:
-                self.context.record_step(self.run_id, step, tasks, outcomes, feedbacks)
             for a in attempts:
                 a["kb_nodes"] = kb_nodes
                 a["step_timing"] = timing
