@@ -42,11 +42,18 @@ def _readme(ctx: TaskContext) -> str:
             continue
         lines.append(f"## `{f.path}`" + (f" — {f.metadata.purpose}" if f.metadata.purpose else ""))
         lines.append("")
-        for fn in walk_functions(f.metadata):
-            doc = (fn.docstring or "no docstring").splitlines()[0]
-            lines.append(f"- `{fn.qualname}`: `{fn.signature}` — {doc}")
         for cls in walk_classes(f.metadata):
-            lines.append(f"- class `{cls.qualname}`: {(cls.docstring or '').splitlines()[:1]}")
+            doc = (cls.docstring or "").splitlines()[:1]
+            lines.append(f"- class `{cls.qualname}` (lines {cls.lineno}-{cls.end_lineno})")
+            lines += [f"  {d}" for d in doc]
+        for fn in walk_functions(f.metadata):
+            lines.append(
+                f"- `{fn.signature}` (`{fn.qualname}`, lines {fn.lineno}-{fn.end_lineno}, "
+                f"cyclomatic complexity {fn.complexity})"
+            )
+            lines += [f"  {d}" for d in (fn.docstring or "").splitlines()[:1]]
+        if f.metadata.dependencies:
+            lines.append(f"- depends on: {', '.join(f.metadata.dependencies)}")
         lines.append("")
     return "\n".join(lines)
 

@@ -59,7 +59,8 @@ def test_runs_in_the_sandbox_and_documents_undocumented_code(
     assert run.success and run.outputs.metadata["stdout"] == "6\n"
     assert run.outputs.metadata["isolation"] in ("full", "partial", "none")
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")
-    assert "`gcd(a, b)`" in readme and "## `solution.py`" in readme
+    assert "## `solution.py`" in readme
+    assert "- `gcd(a, b)` (`gcd`, lines 1-4, cyclomatic complexity 2)" in readme
     assert [e.type for e in ctx.evidence] == [
         "file_creation", "code_implementation",  # solution.py
         "execution",  # the sandboxed run
