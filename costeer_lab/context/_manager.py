@@ -100,6 +100,18 @@ class RichMemoryManager:
         chosen = detected if task_type is None else task_type
         check_choice("task_type", chosen, TASK_TYPES)
         tid = check_task_id(task_id if task_id is not None else f"task-{uuid.uuid4().hex[:12]}")
+        with self.store.transaction():  # another process may create the same id meanwhile
+            return self._create(chosen, detected, task, tid, metadata, exist_ok)
+
+    def _create(
+        self,
+        chosen: TaskType,
+        detected: TaskType,
+        task: str,
+        tid: str,
+        metadata: Mapping[str, Any] | None,
+        exist_ok: bool,
+    ) -> TaskContext:
         old = self._contexts.load(tid)
         if old is not None:
             if exist_ok:
@@ -155,6 +167,20 @@ class RichMemoryManager:
         """
         if not isinstance(action_type, str) or not action_type.strip():
             raise InvalidInputError(f"action_type must be a non-empty string; got {action_type!r}")
+        # read and write in one transaction: concurrent writers of a task wait for each other
+        with self.store.transaction():
+            return self._add(task_id, action_type, inputs, output, plan_id, reasoning, judge)
+
+    def _add(
+        self,
+        task_id: str,
+        action_type: str,
+        inputs: Mapping[str, Any],
+        output: Output,
+        plan_id: str,
+        reasoning: str,
+        judge: bool,
+    ) -> TaskContext:
         ctx = self.get_task(task_id)
         now = self.clock()
         seq = len(ctx.actions) + 1

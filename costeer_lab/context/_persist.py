@@ -4,7 +4,9 @@ Kinds (generic store records, so every backend holds them): ``context_task`` (ke
 ``context_action`` (``<task id>::<seq>``), ``context_evidence`` (``<task id>::<evidence id>``)
 and ``context_file`` (``<task id>::<path>``). Each record names its ``task_id`` at the top level,
 so queries filter in the backend (``iter_records(kind, where=…)``) and one task never sees
-another's items unless asked to.
+another's items unless asked to. The task's record also lists how many actions it has, its
+evidence ids and its file paths, so loading one task reads its own records by key, however many
+other tasks the store holds.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from costeer_lab.context._records import Action, Evidence, FileReference
 from costeer_lab.context._task import TaskContext
-from costeer_lab.errors import InvalidInputError
+from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.store import BaseStore
 
 __all__ = ["ACTION_KIND", "EVIDENCE_KIND", "FILE_KIND", "TASK_KIND", "ContextStore"]
@@ -60,7 +62,11 @@ class ContextStore:
         """Write the task's record and the given new items in one transaction."""
         tid = ctx.task_id
         with self.store.transaction():
-            self.store.put_record(TASK_KIND, tid, ctx.header())
+            head = ctx.header()
+            head["n_actions"] = len(ctx.actions)
+            head["evidence_ids"] = [e.id for e in ctx.evidence]
+            head["file_paths"] = [f.path for f in ctx.files]
+            self.store.put_record(TASK_KIND, tid, head)
             start = len(ctx.actions) - len(actions)
             self.store.put_records(
                 ACTION_KIND,
@@ -118,18 +124,28 @@ class ContextStore:
         head = self.store.get_record(TASK_KIND, task_id)
         if not isinstance(head, dict):
             return None
-        where = {"task_id": task_id}
-        rows = [r for _, r in self.store.iter_records(ACTION_KIND, where=where)]
-        rows.sort(key=lambda r: int(r["seq"]))
+        get = self.store.get_record
+        keys = {
+            ACTION_KIND: [f"{i:05d}" for i in range(1, int(head.get("n_actions", 0)) + 1)],
+            EVIDENCE_KIND: list(head.get("evidence_ids", [])),
+            FILE_KIND: list(head.get("file_paths", [])),
+        }
+        rows: dict[str, list[Any]] = {}
+        for kind, names in keys.items():
+            rows[kind] = [get(kind, f"{task_id}{_SEP}{name}") for name in names]
+            if any(not isinstance(r, dict) for r in rows[kind]):
+                raise StoreError(
+                    f"the stored context of task {task_id!r} is incomplete: a {kind} record "
+                    f"listed by its task record is missing from {self.store.url}"
+                )
         return TaskContext.from_dict(
             {
                 **head,
-                "actions": [r["action"] for r in rows],
-                "evidence": [r["evidence"] for _, r in self.store.iter_records(
-                    EVIDENCE_KIND, where=where)],
-                "files": [r["file"] for _, r in self.store.iter_records(FILE_KIND, where=where)],
+                "actions": [r["action"] for r in rows[ACTION_KIND]],
+                "evidence": [r["evidence"] for r in rows[EVIDENCE_KIND]],
+                "files": [r["file"] for r in rows[FILE_KIND]],
             }
-        )  # fmt: skip
+        )
 
     def task_ids(self, task_type: str | None = None) -> list[str]:
         """Ids of the stored tasks (of one type when given), in creation order."""

@@ -6,12 +6,13 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from costeer_lab.context import Output, RichMemoryManager, TaskContext
-from costeer_lab.errors import InvalidInputError, NotFoundError
+from costeer_lab.errors import InvalidInputError, NotFoundError, StoreError
 from costeer_lab.store import SQLiteStore
 
 from .samples import DOCUMENTED, SHAPES
@@ -159,3 +160,55 @@ def test_writes_are_atomic_per_action(tmp_path: Path) -> None:
         assert mm.get_task("q").actions == ()
         assert store.count_records("context_action") == 0
         assert store.count_records("context_evidence") == 0
+
+
+ADDER = textwrap.dedent(
+    """
+    import os, sys, time
+    from costeer_lab.context import Output, RichMemoryManager
+    from costeer_lab.store import SQLiteStore
+
+    store = SQLiteStore(sys.argv[1])
+    mm = RichMemoryManager(store)
+    while not os.path.exists(sys.argv[4]):  # start together
+        time.sleep(0.005)
+    for i in range(int(sys.argv[3])):
+        mm.add_action("shared", "look", {"who": sys.argv[2], "i": i}, Output(True, "seen"))
+    store.close()
+    """
+)
+
+
+N_EACH = 40
+
+
+def test_concurrent_writers_of_one_task_lose_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "ctx.db"
+    with SQLiteStore(db) as store:
+        RichMemoryManager(store).create_task("Tidy", task_id="shared", task_type="general_task")
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", ADDER, str(db), who, str(N_EACH), str(go)])
+        for who in ("p1", "p2")
+    ]
+    time.sleep(1.0)
+    go.touch()
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    with SQLiteStore(db) as store:
+        ctx = RichMemoryManager(store).get_task("shared")
+    assert [a.id for a in ctx.actions] == [f"act-{i:04d}" for i in range(1, 2 * N_EACH + 1)]
+    seen = sorted((a.inputs["who"], a.inputs["i"]) for a in ctx.actions)
+    assert seen == sorted((w, i) for w in ("p1", "p2") for i in range(N_EACH))
+    for who in ("p1", "p2"):  # each writer's own actions stay in its order
+        mine = [a.inputs["i"] for a in ctx.actions if a.inputs["who"] == who]
+        assert mine == list(range(N_EACH))
+
+
+def test_a_missing_record_is_reported(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "ctx.db") as store:
+        mm = RichMemoryManager(store)
+        mm.create_task("What is 6 * 7?", task_id="q")
+        mm.add_action("q", "answer", {}, Output(True, "42"))
+        store.delete_records("context_evidence", ["q::ev-0001"])
+        with pytest.raises(StoreError, match="'q' is incomplete: a context_evidence record"):
+            mm.get_task("q")
