@@ -6,11 +6,14 @@ and ``context_file`` (``<task id>::<path>``). Each record names its ``task_id`` 
 so queries filter in the backend (``iter_records(kind, where=…)``) and one task never sees
 another's items unless asked to. The task's record also lists how many actions it has, its
 evidence ids and its file paths, so loading one task reads its own records by key, however many
-other tasks the store holds.
+other tasks the store holds. Each write gives the task record a new random ``revision``; a
+context this object wrote or read is reused while the stored revision is unchanged (so a write
+by another process, or a rolled-back transaction, is always seen).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -50,6 +53,7 @@ class ContextStore:
 
     def __init__(self, store: BaseStore) -> None:
         self.store = store
+        self._cache: dict[str, tuple[str, TaskContext]] = {}
 
     def save(
         self,
@@ -66,6 +70,7 @@ class ContextStore:
             head["n_actions"] = len(ctx.actions)
             head["evidence_ids"] = [e.id for e in ctx.evidence]
             head["file_paths"] = [f.path for f in ctx.files]
+            head["revision"] = revision = uuid.uuid4().hex
             self.store.put_record(TASK_KIND, tid, head)
             start = len(ctx.actions) - len(actions)
             self.store.put_records(
@@ -114,6 +119,7 @@ class ContextStore:
                     for f in files
                 ],
             )
+        self._cache[tid] = (revision, ctx)
 
     def exists(self, task_id: str) -> bool:
         """Whether a task with this id is stored."""
@@ -123,7 +129,11 @@ class ContextStore:
         """The stored context of ``task_id`` (actions in order), or ``None``."""
         head = self.store.get_record(TASK_KIND, task_id)
         if not isinstance(head, dict):
+            self._cache.pop(task_id, None)
             return None
+        cached = self._cache.get(task_id)
+        if cached is not None and cached[0] == head.get("revision"):
+            return cached[1]
         get = self.store.get_record
         keys = {
             ACTION_KIND: [f"{i:05d}" for i in range(1, int(head.get("n_actions", 0)) + 1)],
@@ -138,7 +148,7 @@ class ContextStore:
                     f"the stored context of task {task_id!r} is incomplete: a {kind} record "
                     f"listed by its task record is missing from {self.store.url}"
                 )
-        return TaskContext.from_dict(
+        ctx = TaskContext.from_dict(
             {
                 **head,
                 "actions": [r["action"] for r in rows[ACTION_KIND]],
@@ -146,6 +156,9 @@ class ContextStore:
                 "files": [r["file"] for r in rows[FILE_KIND]],
             }
         )
+        if isinstance(head.get("revision"), str):
+            self._cache[task_id] = (head["revision"], ctx)
+        return ctx
 
     def task_ids(self, task_type: str | None = None) -> list[str]:
         """Ids of the stored tasks (of one type when given), in creation order."""

@@ -211,4 +211,22 @@ def test_a_missing_record_is_reported(tmp_path: Path) -> None:
         mm.add_action("q", "answer", {}, Output(True, "42"))
         store.delete_records("context_evidence", ["q::ev-0001"])
         with pytest.raises(StoreError, match="'q' is incomplete: a context_evidence record"):
-            mm.get_task("q")
+            RichMemoryManager(store).get_task("q")
+
+
+def test_contexts_kept_in_memory_never_go_stale(store: SQLiteStore) -> None:
+    """A manager reuses the contexts it wrote only while the store still holds them."""
+    mm = RichMemoryManager(store)
+    mm.create_task("What is 6 * 7?", task_id="q")
+    with pytest.raises(RuntimeError, match="abort"), store.transaction():
+        mm.add_action("q", "answer", {}, Output(True, "42"))
+        raise RuntimeError("abort")
+    assert mm.get_task("q").actions == () and not mm.get_task("q").complete
+    other = RichMemoryManager(store)  # another writer (as another process would be)
+    other.add_action("q", "answer", {}, Output(True, "42"))
+    seen = mm.get_task("q")
+    assert [a.outputs.result for a in seen.actions] == ["42"] and seen.complete
+    store.delete_records("context_task", ["q"])
+    assert not mm.has_task("q")
+    with pytest.raises(NotFoundError):
+        mm.get_task("q")
