@@ -136,3 +136,20 @@ def test_missing_api_key_is_a_configuration_error(
     planner = LLMPlanner(base_url="http://127.0.0.1:9/v1", settings=LLMSettings())
     with pytest.raises(ConfigurationError, match="no API key"):
         planner.plan(TaskContext("t", "simple_question", "6 * 7?"))
+
+
+def test_a_planner_failure_mid_run_keeps_what_was_recorded(
+    mm: RichMemoryManager, tmp_path: Path
+) -> None:
+    replies = iter(
+        [
+            '{"tool": "write_file", "inputs": {"path": "notes.txt", "content": "draft"}}',
+            "sorry, I lost track",
+        ]
+    )
+    with FakeOpenAIServer(chat_handler=lambda body: next(replies)) as server:
+        agent = TaskAgent(mm, _planner(server), ToolBox(tmp_path))
+        with pytest.raises(LLMError, match="lost track"):
+            agent.run("Implement a tidy-up script in Python", task_id="g")
+    ctx = mm.get_task("g")
+    assert [a.type for a in ctx.actions] == ["write_file"] and ctx.files[0].path == "notes.txt"
