@@ -107,8 +107,11 @@ class LLMPlanner:
         base_url: str | None = None,
         api_key: str | None = None,
         settings: LLMSettings | None = None,
+        validator: Validator | None = None,
     ) -> None:
         base = settings or get_settings().llm
+        #: Tells the model what the completion rule still misses (use the manager's).
+        self.validator = validator
         changes = {k: v for k, v in (("model", model), ("base_url", base_url),
                                      ("api_key", api_key)) if v is not None}  # fmt: skip
         self.settings = base.model_copy(update=changes)
@@ -145,7 +148,7 @@ class LLMPlanner:
         ep = self.settings.resolve_endpoint(get_settings().openai)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": describe_context(ctx)},
+            {"role": "user", "content": describe_context(ctx, self.validator)},
         ]
         params: dict[str, Any] = {
             "temperature": self.settings.temperature,

@@ -68,11 +68,23 @@ class RichMemoryManager:
         settings: ContextSettings | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self._owns_store = not isinstance(store, BaseStore)
         self.store = store if isinstance(store, BaseStore) else get_store(store)
         self.settings = settings or get_settings().context
         self.clock = clock
         self.validator = Validator(self.settings)
         self._contexts = ContextStore(self.store)
+
+    def close(self) -> None:
+        """Close the store when this manager opened it (from a URL or ``None``). Idempotent."""
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> RichMemoryManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- tasks -------------------------------------------------------------------------------
     def create_task(

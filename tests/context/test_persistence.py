@@ -230,3 +230,16 @@ def test_contexts_kept_in_memory_never_go_stale(store: SQLiteStore) -> None:
     assert not mm.has_task("q")
     with pytest.raises(NotFoundError):
         mm.get_task("q")
+
+
+def test_a_manager_closes_only_the_store_it_opened(tmp_path: Path, store: SQLiteStore) -> None:
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    with RichMemoryManager(url) as mm:
+        mm.create_task("What is 6 * 7?", task_id="q")
+    with pytest.raises(StoreError):
+        mm.get_task("q")  # its own store is closed
+    with RichMemoryManager(url) as again:
+        assert again.get_task("q").task == "What is 6 * 7?"
+    with RichMemoryManager(store) as shared:
+        shared.create_task("What is 6 * 7?", task_id="q")
+    assert store.count_records("context_task") == 1  # a store passed in stays open
