@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,27 @@ class AgentResult:
     report: ValidationReport
     context: TaskContext
     plan_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "completed": self.completed,
+            "stop_reason": self.stop_reason,
+            "report": self.report.to_dict(),
+            "context": self.context.to_dict(),
+            "plan_id": self.plan_id,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AgentResult:
+        return cls(
+            task_id=d["task_id"],
+            completed=bool(d["completed"]),
+            stop_reason=d.get("stop_reason"),
+            report=ValidationReport.from_dict(d["report"]),
+            context=TaskContext.from_dict(d["context"]),
+            plan_id=d.get("plan_id", ""),
+        )
 
     @property
     def files(self) -> tuple[FileReference, ...]:

@@ -18,7 +18,7 @@ Evidence counts when its confidence is at least ``ContextSettings.min_confidence
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from costeer_lab.context._records import Evidence
@@ -41,6 +41,25 @@ class Requirement:
     evidence: tuple[str, ...] = ()
     confidence: float = 0.0
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "met": self.met,
+            "detail": self.detail,
+            "evidence": list(self.evidence),
+            "confidence": self.confidence,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Requirement:
+        return cls(
+            name=d["name"],
+            met=bool(d["met"]),
+            detail=d.get("detail", ""),
+            evidence=tuple(d.get("evidence", ())),
+            confidence=float(d.get("confidence", 0.0)),
+        )
+
 
 @dataclass(frozen=True)
 class ValidationReport:
@@ -61,7 +80,7 @@ class ValidationReport:
     evidence: tuple[str, ...] = ()
     met: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
-    requirements: tuple[Requirement, ...] = field(default=(), compare=False)
+    requirements: tuple[Requirement, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,7 +90,20 @@ class ValidationReport:
             "evidence": list(self.evidence),
             "met": list(self.met),
             "missing": list(self.missing),
+            "requirements": [r.to_dict() for r in self.requirements],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ValidationReport:
+        return cls(
+            completed=bool(d["completed"]),
+            confidence=float(d["confidence"]),
+            rationale=d.get("rationale", ""),
+            evidence=tuple(d.get("evidence", ())),
+            met=tuple(d.get("met", ())),
+            missing=tuple(d.get("missing", ())),
+            requirements=tuple(Requirement.from_dict(r) for r in d.get("requirements", ())),
+        )
 
 
 def _best(evidence: Sequence[Evidence], types: Sequence[str], floor: float) -> Evidence | None:

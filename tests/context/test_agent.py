@@ -3,12 +3,14 @@ completion, loop stops, untrusted tool inputs."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from costeer_lab.context import (
+    AgentResult,
     PlannedStep,
     RichMemoryManager,
     RuleBasedPlanner,
@@ -45,6 +47,7 @@ def test_writes_a_documented_solution_file_and_completes(
     assert result.report.completed and result.report.missing == ()
     assert result.context.actions[0].context.plan_id == result.plan_id
     assert mm.get_task("t") == result.context  # everything is in the store
+    assert AgentResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
 
 
 def test_runs_in_the_sandbox_and_documents_undocumented_code(

@@ -9,6 +9,7 @@ from costeer_lab.context import (
     Output,
     RichMemoryManager,
     TaskContext,
+    ValidationReport,
     Validator,
     detect_task_type,
 )
@@ -141,4 +142,21 @@ def test_validator_on_a_bare_context_and_report_dict(clock: Clock) -> None:
         "evidence": [],
         "met": [],
         "missing": ["result", "evidence"],
+        "requirements": [
+            {
+                "name": "result",
+                "met": False,
+                "detail": "no successful action with a result",
+                "evidence": [],
+                "confidence": 0.0,
+            },
+            {
+                "name": "evidence",
+                "met": False,
+                "detail": "no evidence",
+                "evidence": [],
+                "confidence": 0.0,
+            },
+        ],
     }
+    assert ValidationReport.from_dict(report.to_dict()) == report
