@@ -46,7 +46,8 @@ class RichMemoryManager:
 
     Each task's context is isolated (its own actions, evidence and files) and persisted in
     ``store`` as it changes, one transaction per action, so another process opening the same
-    store sees it. Queries span all tasks unless given a ``task_id``.
+    store sees it; concurrent writers of one task wait for each other. Queries span all tasks
+    unless given a ``task_id``. Like its store, a manager is used by one thread at a time.
 
     Args:
         store: a store, a store URL, or ``None`` for ``get_store(None)``.
