@@ -33,7 +33,8 @@ test: setup lint typecheck imports
 FAST_IGNORE := --ignore=tests/notebooks --ignore=tests/evaluate --ignore=tests/experiment/test_runner.py \
 	--ignore=tests/store/test_sqlite_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
 	--ignore=tests/evolve --ignore=tests/embed/test_minilm.py --ignore=tests/embed/test_quality.py \
-	--ignore=tests/sandbox --ignore=costeer_lab/evaluate --ignore=costeer_lab/sandbox
+	--ignore=tests/sandbox --ignore=costeer_lab/evaluate --ignore=costeer_lab/sandbox \
+	--ignore=tests/context/test_agent.py --ignore=tests/context/test_llm_planner.py
 test-fast: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
@@ -62,10 +63,10 @@ mutation: setup
 	$(BIN)/python tools/mutation_score.py $(MUTATE)
 
 bench-quick: setup
-	for b in index knowledge evaluate loop integrity; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
+	for b in index knowledge evaluate loop integrity context; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
 
 bench: setup
-	for b in index knowledge evaluate loop integrity; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
+	for b in index knowledge evaluate loop integrity context; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache runs mutants

@@ -16,6 +16,7 @@ process-wide values with ``get_settings().<section>`` (cached: call
 | ``index`` | :class:`IndexSettings` | :class:`~costeer_lab.index.FaissIndex` (threads) |
 | ``evaluator`` | :class:`EvaluatorSettings` | evaluators, ``Suite.evaluators()`` |
 | ``sandbox`` | :class:`SandboxSettings` | the sandbox worker |
+| ``context`` | :class:`ContextSettings` | the rich task context (:mod:`costeer_lab.context`) |
 
 Example:
     >>> from costeer_lab.settings import Settings
@@ -34,6 +35,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from costeer_lab.settings._context import ContextSettings
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
@@ -43,6 +45,7 @@ from costeer_lab.settings._rag import RAGSettings
 from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
+    "ContextSettings",
     "EvaluatorSettings",
     "IndexSettings",
     "LLMSettings",
@@ -95,6 +98,8 @@ class Settings(BaseSettings):
     evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
     #: The ``sandbox`` section: uid slots, run directories, worker start-up.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    #: The ``context`` section: loop prevention and completion thresholds of task contexts.
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
 
 @lru_cache(maxsize=1)

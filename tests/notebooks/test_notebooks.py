@@ -21,6 +21,7 @@ NOTEBOOKS = (
     "01_evolution_experiment.ipynb",
     "02_knowledge_graph.ipynb",
     "03_metrics_and_dashboard.ipynb",
+    "07_task_context.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -197,3 +198,38 @@ def test_03_runs_a_tiny_experiment_when_there_are_no_results(
     assert f"running a tiny experiment into {fallback}" in stdout_text(nb)
     assert set(load_results(fallback)["arm"]) == {"no_knowledge", "rag_v1", "rag_v2"}
     assert mime_count(nb, WIDGET_MIME) == 1
+
+
+def test_07_task_context_shows_a_run_as_evidence(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    out = tmp_path / "context-run"
+    nb = run_notebook(
+        "07_task_context.ipynb",
+        cwd=tmp_path,
+        env={"COSTEER_LAB_NB_CONTEXT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+    )
+    assert_no_errors(nb)
+    text = stdout_text(nb)
+    assert "task coding-demo (coding_task): completed: True, 3 actions" in text
+    assert "completion evidence: ev-0002, ev-0005, ev-0003" in text
+    assert "completed: False; stopped by repeated_action" in text
+    assert "taken 3 times; the limit is 3" in text
+    assert mime_count(nb, "image/png") == 1  # the timeline
+    tables = [o["data"]["text/plain"] for o in outputs(nb) if "text/plain" in o.get("data", {})]
+    assert any("code_implementation" in t and "execution" in t for t in tables)
+    assert any("moving_average(prices, window=5)" in t for t in tables)
+    # what the notebook shows is what the store holds
+    from costeer_lab.context import RichMemoryManager
+
+    with SQLiteStore(out / "context.db") as store:
+        memory = RichMemoryManager(store)
+        assert memory.list_tasks() == ["coding-demo", "stuck-demo"]
+        coding = memory.get_task("coding-demo")
+        assert coding.complete and [f.path for f in coding.files] == [
+            "moving_average.py",
+            "README.md",
+        ]
+        assert memory.get_task("stuck-demo").metadata["stop_rule"] == "repeated_action"
+    assert (out / "work-coding" / "moving_average.py").is_file()
+    assert list(tmp_path.iterdir()) == [out]  # nothing written into the kernel's directory
