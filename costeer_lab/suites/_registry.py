@@ -63,11 +63,9 @@ def load_suite(name_or_path: str | Path, **options: Any) -> Suite:
         return factory(**options)
     path = Path(key)
     if path.suffix.lower() in _FILE_SUFFIXES or path.is_file():
-        if options:
-            raise InvalidInputError(f"task files take no options, got {sorted(options)}")
         from costeer_lab.suites._taskfile import load_task_file
 
-        return load_task_file(path)
+        return load_task_file(path, **options)
     raise UnknownNameError(f"unknown suite {key!r}; " + did_you_mean(key, list_suites()))
 
 
