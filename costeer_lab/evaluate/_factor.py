@@ -270,8 +270,12 @@ class FactorEvaluator:
             implementation, inputs=self.inputs, collect=[output]
         )
         timings = {"run_s": outcome.duration_s}
-        isolation = {"isolation": isolation_of(outcome), "feedback_detail": s.feedback_detail}
+        isolation: dict[str, Any] = {
+            "isolation": isolation_of(outcome),
+            "feedback_detail": s.feedback_detail,
+        }
         ran, execution = describe_run(outcome, s.max_feedback_chars)
+        isolation["ran"] = ran
         fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
         if not ran:
             if not fps:
