@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costeer_lab._records import Task, Workspace
+from costeer_lab.coders._adapt_io import adapt_io
 
 __all__ = ["Adaptation", "adapt_code", "adapt_workspace", "derive_adaptation"]
 
@@ -249,10 +250,11 @@ def adapt_code(code: str, ad: Adaptation) -> str:
 
 
 def adapt_workspace(ws: Workspace, source: Task, target: Task) -> tuple[Workspace, Adaptation]:
-    """Adapt every ``.py`` file of ``ws`` from ``source`` to ``target`` (other files copied)."""
+    """Adapt every ``.py`` file of ``ws`` from ``source`` to ``target`` (other files copied):
+    :func:`adapt_code`, then the file and column conventions (:func:`._adapt_io.adapt_io`)."""
     ad = derive_adaptation(source, target)
     files = {
-        path: adapt_code(text, ad) if path.endswith(".py") else text
+        path: adapt_io(adapt_code(text, ad), source, target) if path.endswith(".py") else text
         for path, text in ws.files.items()
     }
     return Workspace(files, ws.main_file), ad

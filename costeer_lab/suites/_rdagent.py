@@ -137,6 +137,7 @@ def rdagent_suite(
             "output_file": out,
             "output_column": task_name,
             "scope": e.scope,
+            "field_prefix": "$",
             "contract": factor_contract(task_name, "daily_pv.h5", out, e.scope, dollar=True),
         }
         if e.acceptance is not None:

@@ -139,6 +139,8 @@ def _task(entry: TaskEntry, spec: TaskFile) -> Task:
         extra.setdefault("output_file", out)
         extra.setdefault("output_column", entry.name)
         extra.setdefault("scope", entry.scope)
+        if dollar:
+            extra.setdefault("field_prefix", "$")
         extra.setdefault("contract", factor_contract(entry.name, inp, out, entry.scope, dollar))
         if entry.acceptance is not None:
             extra.setdefault("acceptance", entry.acceptance)
