@@ -34,7 +34,8 @@ try:
 except SystemExit:
     raise
 except Exception as exc:
-    sys.exit(f"{name} could not be read as HDF5 ({{type(exc).__name__}}: {{exc}})"[:400])
+    why = " ".join(str(exc).split())[:300]
+    sys.exit(f"{name} could not be read as HDF5 ({{type(exc).__name__}}: {{why}})")
 if isinstance(obj, pd.Series):
     obj = obj.to_frame(obj.name if obj.name is not None else "factor")
 if len(obj) > {max_rows}:

@@ -56,7 +56,9 @@ def equal_mask(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> np.ndarray
         [True, True, True]
     """
     with np.errstate(invalid="ignore"):
-        close = np.abs(c - t) <= s.equal_value_atol + s.equal_value_rtol * np.abs(t)
+        close = np.isfinite(t) & (
+            np.abs(c - t) <= s.equal_value_atol + s.equal_value_rtol * np.abs(t)
+        )
         same_inf = np.isinf(t) & (c == t)
     out: np.ndarray = (np.isnan(c) & np.isnan(t)) | close | same_inf
     return out
