@@ -48,6 +48,8 @@ def _kind(tok: str) -> str:
 
 
 def _number(text: str) -> float | None:
+    if text.isdigit():  # "007" in a formulation is 7 (not a Python literal)
+        return float(int(text))
     try:
         value = ast.literal_eval(text.replace("_", ""))
     except (ValueError, SyntaxError):
@@ -98,6 +100,8 @@ class _Builder:
             return
         if self.weak and kind != "number":
             return
+        if self.weak and any(len(x) > 1 and x.startswith("0") for x in (src, dst)):
+            return  # zero-padded numbers in names are ids (alpha001), not parameters
         if kind == "number":
             key, table, value = _number(src), self.numbers, _number(dst)
             if key is None or value is None or value == key:
