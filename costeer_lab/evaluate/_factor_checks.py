@@ -114,8 +114,9 @@ def read_factor(
         return rep
     dates = series.index.get_level_values("datetime")
     if _holds_dates(dates):
-        series.index = series.index.set_levels(
-            pd.to_datetime(series.index.levels[0]), level="datetime", verify_integrity=False
+        series.index = pd.MultiIndex.from_arrays(
+            [pd.to_datetime(dates), series.index.get_level_values("instrument")],
+            names=list(INDEX_NAMES),
         )
         dates = series.index.get_level_values("datetime")
         rep.lines.append("note: the datetime level held datetime.date objects; converted")

@@ -112,8 +112,20 @@ def benchmark_metrics(results: pd.DataFrame, by: str = "category") -> pd.DataFra
         (0.5, 0.5)
     """
     if by not in ("category", "difficulty"):
-        raise InvalidInputError(f"benchmark metrics by {by!r}; expected 'category' or 'difficulty'")
-    needed = ["arm", "seed", "task_id", "success", by, "ran", "format_ok", "equal_value_ratio", "ic"]
+        raise InvalidInputError(
+            f"benchmark metrics by {by!r}; expected 'category' or 'difficulty'"
+        )
+    needed = [
+        "arm",
+        "seed",
+        "task_id",
+        "success",
+        by,
+        "ran",
+        "format_ok",
+        "equal_value_ratio",
+        "ic",
+    ]
     missing = [c for c in needed if c not in results.columns]
     if missing:
         raise InvalidInputError(

@@ -8,8 +8,8 @@ Example:
 """
 
 from costeer_lab.suites._alpha158 import alpha158_suite
-from costeer_lab.suites._humaneval import humaneval_suite
 from costeer_lab.suites._factor_contract import SCOPES, factor_contract
+from costeer_lab.suites._humaneval import humaneval_suite
 from costeer_lab.suites._panel import ensure_panel, make_panel
 from costeer_lab.suites._rdagent import is_rdagent_document, rdagent_suite
 from costeer_lab.suites._rdagent_data import DAILY_PV_COLUMNS, daily_pv_frame, ensure_daily_pv

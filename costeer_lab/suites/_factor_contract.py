@@ -18,18 +18,18 @@ SCOPES = ("time_series", "cross_sectional", "both")
 
 _SCOPE_TEXT = {
     "time_series": (
-        "Compute the factor per instrument over time: group by the \"instrument\" index level "
+        'Compute the factor per instrument over time: group by the "instrument" index level '
         "and sort each group by datetime so that rolling windows and shifts never mix "
         "instruments."
     ),
     "cross_sectional": (
-        "Compute the factor per date across instruments: group by the \"datetime\" index level "
+        'Compute the factor per date across instruments: group by the "datetime" index level '
         "(ranks, z-scores, demeaning across the instruments of one date); never mix dates."
     ),
     "both": (
         "Time-series steps (rolling windows, shifts) go per instrument (group by "
-        "\"instrument\", sorted by datetime); cross-sectional steps (ranks, z-scores across "
-        "instruments) go per date (group by \"datetime\")."
+        '"instrument", sorted by datetime); cross-sectional steps (ranks, z-scores across '
+        'instruments) go per date (group by "datetime").'
     ),
 }
 
@@ -71,7 +71,8 @@ def factor_contract(
         dollar: whether the input's columns keep the ``$`` (``$close``, RD-Agent's layout).
 
     Example:
-        >>> "group by the \\"datetime\\"" in factor_contract("R", "a.h5", "r.h5", "cross_sectional")
+        >>> text = factor_contract("R", "a.h5", "r.h5", "cross_sectional")
+        >>> 'group by the "datetime"' in text and 'pd.read_hdf("a.h5", key="data")' in text
         True
     """
     columns = (

@@ -115,7 +115,10 @@ def convert_daily_pv(source: str | os.PathLike[str], folder: Path) -> Path:
         frame = pd.read_parquet(src)
     else:
         raise InvalidInputError(f"daily_pv data {str(src)!r}: expected a .parquet or .h5 file")
-    if not isinstance(frame, pd.DataFrame) or list(frame.index.names) != ["datetime", "instrument"]:
+    if not isinstance(frame, pd.DataFrame) or list(frame.index.names) != [
+        "datetime",
+        "instrument",
+    ]:
         raise InvalidInputError(
             f"daily_pv data {str(src)!r}: expected a DataFrame indexed by (datetime, instrument)"
         )

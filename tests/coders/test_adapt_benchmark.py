@@ -62,12 +62,12 @@ def test_alpha158_code_adapted_to_a_benchmark_task_runs_on_its_hdf5_files(
     bench = load_suite(EXAMPLE, n_instruments=6, n_days=60, cache_dir=tmp_path)
     source, target = alpha.task("alpha158/MA5"), bench.task("MA10")
     ws, _ = adapt_workspace(alpha.ground_truth(source.id), source, target)
-    assert 'pd.read_hdf("daily_pv.h5")' in ws.code and 'df["$close"]' in ws.code.replace(
-        "rows", "df"
+    assert (
+        'pd.read_hdf("daily_pv.h5")' in ws.code and 'df["$close"]' in ws.code.replace("rows", "df")
     ) or '["$close"]' in ws.code
-    assert 'to_hdf("result.h5", key="data")' in ws.code and "parquet" not in ws.code.split(
-        '"""'
-    )[-1]
+    assert (
+        'to_hdf("result.h5", key="data")' in ws.code and "parquet" not in ws.code.split('"""')[-1]
+    )
     ev = bench.evaluator(runner="inprocess")
     assert isinstance(ev, FactorEvaluator)
     fb = ev.evaluate(target, ws, bench.ground_truth(target.id))

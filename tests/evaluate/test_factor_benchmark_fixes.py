@@ -215,7 +215,9 @@ def test_item9_mismatch_rows_respect_the_feedback_detail(tick_suite: Suite, deta
     task = tick_suite.task("ROC10")
     gt = tick_suite.ground_truth(task.id)
     wrong = gt.code.replace(SAVE_LINE, "factor = -factor\n" + SAVE_LINE)
-    ev = tick_suite.evaluator(runner="inprocess", settings=EvaluatorSettings(feedback_detail=detail))
+    ev = tick_suite.evaluator(
+        runner="inprocess", settings=EvaluatorSettings(feedback_detail=detail)
+    )
     fb = ev.evaluate(task, Workspace({"main.py": wrong}), gt)
     text = fb.return_checking or ""
     assert fb.final_decision is False

@@ -54,7 +54,7 @@ def run(ev: FactorEvaluator, suite: Suite, task: str, code: str) -> SingleFeedba
 
 
 _C = 'close.groupby(level="instrument")'
-MUTANTS: list[tuple[str, str, tuple[tuple[str, str], ...], str, set[str]]] = [
+MUTANTS: list[tuple[str, str, tuple[tuple[str, str], ...], str, set[str] | None]] = [
     # (id, task, replacements, line before saving, accepted mismatch classes)
     ("roc-window", "ROC10", ((".shift(10)", ".shift(9)"),), "", {"window", "values"}),
     ("roc-sign", "ROC10", (), "factor = -factor", {"sign"}),
@@ -65,29 +65,76 @@ MUTANTS: list[tuple[str, str, tuple[tuple[str, str], ...], str, set[str]]] = [
     ("roc-fillna", "ROC10", (), "factor = factor.fillna(0.0)", {"nan_pattern"}),
     ("move-inf-to-0", "RANGE_MOVE", (), "factor = factor.replace([np.inf, -np.inf], 0.0)", None),
     ("tsrank-window-10", "TS_RANK9", (("rolling(9, min_periods=9)", "rolling(10)"),), "", None),
-    ("csrank-no-groupby", "CS_RANK_RET5", (('.groupby(level="datetime").rank', ".rank"),), "", None),
-    ("csrank-by-instrument", "CS_RANK_RET5", (('level="datetime"', 'level="instrument"'),), "", None),
-    ("std-window", "RET_STD20", (("rolling(20, min_periods=20)", "rolling(19, min_periods=19)"),), "", None),
+    (
+        "csrank-no-groupby",
+        "CS_RANK_RET5",
+        (('.groupby(level="datetime").rank', ".rank"),),
+        "",
+        None,
+    ),
+    (
+        "csrank-by-instrument",
+        "CS_RANK_RET5",
+        (('level="datetime"', 'level="instrument"'),),
+        "",
+        None,
+    ),
+    (
+        "std-window",
+        "RET_STD20",
+        (("rolling(20, min_periods=20)", "rolling(19, min_periods=19)"),),
+        "",
+        None,
+    ),
     ("corr-raw-volume", "PV_CORR10", (("np.log(df[", "(df["),), "", None),
     ("corr-min-periods", "PV_CORR10", (("min_periods=10", "min_periods=2"),), "", {"nan_pattern"}),
-]  # fmt: skip
+]
 
 EQUIVALENTS: list[tuple[str, str, tuple[tuple[str, str], ...], str, str]] = [
     # (id, task, replacements, line before saving, accepting check)
     ("float32", "ROC10", (), 'factor = factor.astype("float32")', "equal_values"),
     ("dropna", "RET_STD20", (), "factor = factor.dropna()", "equal_values"),
     ("swaplevel", "TS_RANK9", (), "factor = factor.swaplevel().sort_index()", "equal_values"),
-    ("diff-for-shift", "RANGE_MOVE", (
-        ('df["$close"] - df["$close"].groupby(level="instrument").shift(1)',
-         'df["$close"].groupby(level="instrument").diff()'),
-    ), "", "equal_values"),
-    ("inf-as-nan", "RANGE_MOVE", (), "factor = factor.replace([np.inf, -np.inf], np.nan)", "equal_values"),
-    ("series-output", "CS_RANK_RET5", (
-        ('result = factor.astype("float64").to_frame("CS_RANK_RET5")', 'result = factor.rename("x")'),
-    ), "", "equal_values"),
+    (
+        "diff-for-shift",
+        "RANGE_MOVE",
+        (
+            (
+                'df["$close"] - df["$close"].groupby(level="instrument").shift(1)',
+                'df["$close"].groupby(level="instrument").diff()',
+            ),
+        ),
+        "",
+        "equal_values",
+    ),
+    (
+        "inf-as-nan",
+        "RANGE_MOVE",
+        (),
+        "factor = factor.replace([np.inf, -np.inf], np.nan)",
+        "equal_values",
+    ),
+    (
+        "series-output",
+        "CS_RANK_RET5",
+        (
+            (
+                'result = factor.astype("float64").to_frame("CS_RANK_RET5")',
+                'result = factor.rename("x")',
+            ),
+        ),
+        "",
+        "equal_values",
+    ),
     ("percent", "ROC10", (), "factor = factor * 100.0", "correlation"),
-    ("demeaned-per-date", "CS_RANK_RET5", (), 'factor = factor - factor.groupby(level="datetime").transform("mean")', "correlation"),
-]  # fmt: skip
+    (
+        "demeaned-per-date",
+        "CS_RANK_RET5",
+        (),
+        'factor = factor - factor.groupby(level="datetime").transform("mean")',
+        "correlation",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -148,8 +195,13 @@ def test_mismatch_classes_give_distinct_fingerprints(
 SCALED = [
     ("roc-plus-one", "ROC10", (("- 1\n", "\n"),), "offset"),
     ("tsrank-not-pct", "TS_RANK9", (("rank(pct=True)", "rank()"),), "scale"),
-    ("std-ddof0", "RET_STD20", (("rolling(20, min_periods=20).std()", "rolling(20).std(ddof=0)"),), "scale"),
-]  # fmt: skip
+    (
+        "std-ddof0",
+        "RET_STD20",
+        (("rolling(20, min_periods=20).std()", "rolling(20).std(ddof=0)"),),
+        "scale",
+    ),
+]
 
 
 @pytest.mark.parametrize(("case", "task", "edits", "cls"), SCALED, ids=[c[0] for c in SCALED])

@@ -1,4 +1,4 @@
-"""RD-Agent's factor benchmark format as a suite, and factor task files (issue 14, items 5, 6, 11)."""
+"""RD-Agent's factor benchmark format as a suite; factor task files (issue 14, items 5, 6, 11)."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_item5_a_task_file_with_hdf5_input_and_output(tmp_path: Path) -> None:
     [
         ("time_series", 'group by the "instrument"', "across the instruments of one date"),
         ("cross_sectional", 'group by the "datetime"', "never mix instruments"),
-        ("both", 'cross-sectional steps (ranks, z-scores across instruments) go per date', None),
+        ("both", "cross-sectional steps (ranks, z-scores across instruments) go per date", None),
     ],
 )
 def test_item11_the_contract_follows_the_tasks_scope(
