@@ -15,6 +15,7 @@ Run: ``python -m benchmarks.factor_bench [--quick] [--json PATH|-]``.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -75,11 +76,19 @@ def _bench_compare(results: Results, suite_dir: str, n: int, days: int, repeat: 
     results.add_ratio(case, "accepted_over_rejected_ratio", percentile(ok, 50), percentile(ko, 50))
 
 
+def _options(parser: argparse.ArgumentParser) -> None:
+    # hidden knob for tests: a tiny panel runs in seconds
+    parser.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args("factor_bench", __doc__.splitlines()[0], argv)
+    args = parse_args("factor_bench", __doc__.splitlines()[0], argv, extra=_options)
     results = Results("factor_bench")
     with tempfile.TemporaryDirectory(prefix="costeer_fbench_") as tmp:
-        if args.quick:
+        if args.tiny:
+            _bench_hdf5(results, tmp, 5, 40, repeat=2)
+            _bench_compare(results, tmp, 5, 40, repeat=3)
+        elif args.quick:
             _bench_hdf5(results, tmp, 20, 120, repeat=8)
             _bench_compare(results, tmp, 50, 250, repeat=10)
         else:

@@ -18,6 +18,7 @@ from costeer_lab.evaluate import FactorEvaluator
 from costeer_lab.experiment import load_spec
 from costeer_lab.suites import (
     DAILY_PV_COLUMNS,
+    alpha158_suite,
     daily_pv_frame,
     ensure_daily_pv,
     is_rdagent_document,
@@ -182,6 +183,8 @@ def test_item11_the_benchmark_files_cross_sectional_task_says_so(tmp_path: Path)
     assert suite.task("ROC10").extra["scope"] == "time_series"
     assert 'group by the "datetime"' not in contract_for(suite.task("ROC10"))
     assert "per date" in contract_for(suite.task("CS_RANK_RET5"))
+    alpha = alpha158_suite(3, 10, cache_dir=tmp_path)
+    assert {t.extra["scope"] for t in alpha.tasks} == {"time_series"}
 
 
 def test_task_family_of_a_plain_task_is_unchanged() -> None:
