@@ -33,6 +33,36 @@ _FIXED_KEYWORDS = frozenset({"axis", "level", "ddof", "protocol", "ndigits", "de
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
 #: A number ending an identifier or one of its ``_`` parts (``close_diff10``, ``ma5_x``).
 _NAME_NUMBER = re.compile(r"(?<=[A-Za-z_])(\d+)(?=_|$)")
+#: Lower-case operator names that are also pandas/numpy methods (``Mean`` → ``.mean``); an
+#: operator mapped to any other name (``Rank`` → ``Ts_Rank``) leaves the method calls alone.
+_METHODS = frozenset(
+    [
+        "mean",
+        "std",
+        "var",
+        "sum",
+        "max",
+        "min",
+        "median",
+        "skew",
+        "kurt",
+        "count",
+        "rank",
+        "quantile",
+        "corr",
+        "cov",
+        "abs",
+        "log",
+        "exp",
+        "diff",
+        "shift",
+        "sqrt",
+        "sign",
+        "cumsum",
+        "cumprod",
+        "prod",
+    ]
+)
 #: Identifiers whose digits are never parameters (dtypes: ``float64``, ``int32``, ...).
 _DTYPE_NAME = re.compile(r"^(u?int|float|complex|bool|str|bytes|datetime|timedelta)\d+$")
 
@@ -193,8 +223,8 @@ def _rewrite_name(tok: str, prev: str, ad: Adaptation) -> str:
     if tok in ad.names:
         return ad.names[tok]
     for src, dst in ad.names.items():
-        if src[:1].isupper() and tok == src.lower():  # Mean → Std also rewrites .mean → .std
-            return dst.lower()
+        if src[:1].isupper() and tok == src.lower() and dst.lower() in _METHODS:
+            return dst.lower()  # Mean → Std also rewrites .mean → .std (not .rank → .ts_rank)
     if prev != ".":
         for src, dst in ad.fields.items():
             if tok == src[1:] and dst[1:].isidentifier():

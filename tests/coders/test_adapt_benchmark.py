@@ -74,3 +74,15 @@ def test_alpha158_code_adapted_to_a_benchmark_task_runs_on_its_hdf5_files(
     assert fb.final_decision is True, str(fb)
     unchanged = adapt_workspace(Workspace({"main.py": "x = 1\n"}), source, source)[0]
     assert unchanged.code == "x = 1\n"
+
+
+def test_an_operator_renamed_to_a_non_method_leaves_method_calls_alone() -> None:
+    src = Task("s", "RANK20", "", formulation="Rank($close, 20)")
+    dst = Task("t", "TS_RANK9", "", formulation="Ts_Rank($close, 9)")
+    out = adapt_code("x = close.rolling(20).rank(pct=True)\n", derive_adaptation(src, dst))
+    assert out == "x = close.rolling(9).rank(pct=True)\n"
+    mean_to_std = derive_adaptation(
+        Task("a", "MA5", "", formulation="Mean($close, 5)"),
+        Task("b", "STD5", "", formulation="Std($close, 5)"),
+    )
+    assert adapt_code("y = c.rolling(5).mean()\n", mean_to_std) == "y = c.rolling(5).std()\n"
