@@ -62,11 +62,14 @@ mutation: setup
 	for m in $(MUTATE); do $(BIN)/mutmut run --max-children 2 "$$m.*" >/dev/null || exit 1; done
 	$(BIN)/python tools/mutation_score.py $(MUTATE)
 
+## Every benchmark of benchmarks/ (`make bench` writes runs/bench-NAME.json).
+BENCHES := index knowledge evaluate loop integrity context factor_bench
+
 bench-quick: setup
-	for b in index knowledge evaluate loop integrity context; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
 
 bench: setup
-	for b in index knowledge evaluate loop integrity context; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache runs mutants
