@@ -63,7 +63,8 @@ class Chunk:
 
 def _markdown_sections(lines: list[str], offset: int) -> list[Section]:
     sections: list[Section] = []
-    title, heading, level, start, body = "", "", 0, offset + 1, []
+    body: list[str] = []
+    title, heading, level, start = "", "", 0, offset + 1
     fence: str | None = None
     for i, line in enumerate(lines):
         fenced = _FENCE.match(line)
@@ -83,7 +84,8 @@ def _markdown_sections(lines: list[str], offset: int) -> list[Section]:
 def _rst_sections(lines: list[str], offset: int) -> list[Section]:
     sections: list[Section] = []
     levels: list[str] = []  # underline characters in order of first use
-    title, heading, level, start, body = "", "", 0, offset + 1, []
+    body: list[str] = []
+    title, heading, level, start = "", "", 0, offset + 1
     i = 0
     while i < len(lines):
         line = lines[i]

@@ -172,7 +172,10 @@ def _field_mask(field: str, op: str, arg: Any, cols: Columns) -> Mask:
         test = lambda v: not _same(v, arg)  # noqa: E731
     elif op in ("$in", "$nin"):
         wanted = [(_kind(a), a) for a in arg]
-        hit = lambda v: v is not _MISSING and (_kind(v), v) in wanted  # noqa: E731
+
+        def hit(v: Any) -> bool:
+            return v is not _MISSING and (_kind(v), v) in wanted
+
         test = hit if op == "$in" else (lambda v: not hit(v))
     else:
         test = _ordered(field, op, arg)

@@ -75,7 +75,7 @@ def _targets(
     """``(path, source, text or None)`` of every document to ingest."""
     if texts is not None:
         return [(Path(key), source or "text", text) for key, text in texts.items()]
-    out = []
+    out: list[tuple[Path, str, str | None]] = []
     for root in roots:
         full = root.expanduser().absolute()
         if not full.exists():

@@ -97,7 +97,8 @@ def _vector_ranking(
 def _embed_query(vectors: VectorCollection, query: str) -> npt.NDArray[np.float32]:
     """The query vector, computed by the inner embedder (queries are not written to the
     store's embedding cache: one-off texts would make every query a write)."""
-    return vectors.embedder.inner.embed([query])[0]
+    vector: npt.NDArray[np.float32] = vectors.embedder.inner.embed([query])[0]
+    return vector
 
 
 def _keyword_ranking(
