@@ -263,7 +263,7 @@ def chunk_text(
     chunks: list[Chunk] = []
     trail: list[tuple[int, str]] = []  # (level, title) of the enclosing sections
     for section in split_sections(text, file_type, title=title, offset=offset):
-        trail = [(lv, t) for lv, t in trail if lv < section.level] if section.level else []
+        trail = [(lv, t) for lv, t in trail if 0 < lv < section.level] if section.level else []
         trail.append((section.level, section.title))
         path = " > ".join(t for _, t in trail if t)
         pieces = split_pieces(section.body, chunk_size, chunk_overlap) or [""]
