@@ -108,9 +108,9 @@ class Settings(BaseSettings):
     docs: DocsSettings = Field(default_factory=DocsSettings)
     #: Collection a :class:`~costeer_lab.docs.DocumentKB` opens when none is named.
     collection: str = "costeer_lab_knowledge"
-    #: Database file of a :class:`~costeer_lab.docs.DocumentKB` (default:
-    #: ``default_data_dir() / "knowledge.db"``).
-    db_path: Path | None = None
+    #: Database file or store URL of a :class:`~costeer_lab.docs.DocumentKB` (empty: the
+    #: file ``default_data_dir() / "knowledge.db"``).
+    db_path: str = ""
 
 
 @lru_cache(maxsize=1)

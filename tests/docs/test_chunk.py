@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def test_long_section_is_cut_under_the_cap_with_overlap() -> None:
     pieces = split_pieces(text, size=200, overlap=40)
     assert len(pieces) > 5
     assert all(len(p) <= 200 for p in pieces)
-    for prev, nxt in zip(pieces, pieces[1:], strict=False):
+    for prev, nxt in itertools.pairwise(pieces):
         head = nxt.split(" ")[0]
         assert head in prev.split(" ")  # the next piece starts inside the previous one
         shared = prev[prev.index(head) :]
@@ -196,7 +197,7 @@ def test_chunk_metadata(tmp_path: Path) -> None:
 def test_unreadable_files_are_clear_errors(tmp_path: Path) -> None:
     binary = tmp_path / "b.md"
     binary.write_bytes(b"\xff\xfe\x00bad")
-    with pytest.raises(InvalidInputError, match="b.md.*not UTF-8"):
+    with pytest.raises(InvalidInputError, match=r"b\.md.*not UTF-8"):
         parse_file(binary, source="s", chunk_size=100, chunk_overlap=0)
     with pytest.raises(InvalidInputError, match=r"unknown document type '\.pdf'"):
         parse_file(tmp_path / "x.pdf", source="s", chunk_size=100, chunk_overlap=0)

@@ -99,7 +99,7 @@ def test_update_and_delete_documents(tmp_path: Path) -> None:
     assert hits[0]["metadata"]["source"] == "memos"
     assert kb.delete_document("memo.md") == 1
     assert kb.stats()["chunks"] == 0 and kb.stats()["vectors"] == 0
-    with pytest.raises(NotFoundError, match="'memo.md' is not in collection 'test'"):
+    with pytest.raises(NotFoundError, match=r"'memo\.md' is not in collection 'test'"):
         kb.delete_document("memo.md")
     # text documents are never pruned (they have no file)
     kb.add_text("kept", path="x.txt")
@@ -132,8 +132,10 @@ def test_topic_search_matches_section_titles(tmp_path: Path) -> None:
     hits = kb.search_by_topic("pagination", n_results=3)
     assert hits[0]["metadata"]["section_title"] == "Pagination"
     # one chunk per section: the two Timeouts sections (v1, v2) are distinct documents
-    titles = [(h["metadata"]["path"], h["metadata"]["section_path"]) for h in
-              kb.search_by_topic("timeouts", n_results=5)]
+    titles = [
+        (h["metadata"]["path"], h["metadata"]["section_path"])
+        for h in kb.search_by_topic("timeouts", n_results=5)
+    ]
     assert len(titles) == len(set(titles)) and sum("Timeouts" in t for _, t in titles) == 2
     kb.close()
 
@@ -238,7 +240,7 @@ def test_empty_collection_warns_and_returns_nothing(tmp_path: Path) -> None:
 def test_broken_store_raises_and_never_falls_back(tmp_path: Path) -> None:
     bad = tmp_path / "broken.db"
     bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="broken.db"):
+    with pytest.raises(StoreError, match=r"broken\.db"):
         DocumentKB("x", bad)
     with pytest.raises(StoreError, match="is a directory"):
         DocumentKB("x", tmp_path)
@@ -253,7 +255,7 @@ def test_missing_paths_and_bad_files(tmp_path: Path) -> None:
         kb.ingest(tmp_path / "no-such-dir")
     docs = write_corpus(tmp_path / "docs")
     (docs / "z_bad.md").write_bytes(b"\xff\xfe")
-    with pytest.raises(InvalidInputError, match="z_bad.md.*not UTF-8"):
+    with pytest.raises(InvalidInputError, match=r"z_bad\.md.*not UTF-8"):
         kb.ingest(docs)
     assert kb.stats()["documents"] == 0  # the failing batch wrote nothing
     kb.close()
