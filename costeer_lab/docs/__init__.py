@@ -20,11 +20,19 @@ from costeer_lab.docs._chunk import (
     split_pieces,
     split_sections,
 )
+from costeer_lab.docs._evaluate import (
+    LabelledQuery,
+    RetrievalScores,
+    evaluate_retrieval,
+    load_labelled_queries,
+    score_hits,
+)
 from costeer_lab.docs._filter import COMPARISONS, Columns, check_where, evaluate_where, version_key
 from costeer_lab.docs._fusion import mmr_select, reciprocal_rank_fusion
 from costeer_lab.docs._ingest import IngestReport
 from costeer_lab.docs._kb import DocumentKB, EmptyCollectionWarning
 from costeer_lab.docs._keyword import STOPWORDS, KeywordIndex, keyword_tokens
+from costeer_lab.docs._packages import package_readme, write_package_readmes
 from costeer_lab.docs._search import MODES, Mode, SearchView
 from costeer_lab.docs._source import SUFFIXES, parse_front_matter, version_from_path
 from costeer_lab.docs._stored import FileRecord, list_collections
@@ -42,22 +50,29 @@ __all__ = [
     "FileType",
     "IngestReport",
     "KeywordIndex",
+    "LabelledQuery",
     "Mode",
+    "RetrievalScores",
     "SearchView",
     "Section",
     "check_where",
     "chunk_text",
+    "evaluate_retrieval",
     "evaluate_where",
     "format_knowledge_context",
     "keyword_tokens",
     "last_user_message",
     "list_collections",
+    "load_labelled_queries",
     "mmr_select",
+    "package_readme",
     "parse_front_matter",
     "reciprocal_rank_fusion",
     "retrieve_knowledge",
+    "score_hits",
     "split_pieces",
     "split_sections",
     "version_from_path",
     "version_key",
+    "write_package_readmes",
 ]
