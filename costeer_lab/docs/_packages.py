@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from costeer_lab.errors import NotFoundError
 
@@ -31,10 +32,10 @@ def package_readme(name: str) -> tuple[str, str, str]:
         NotFoundError: the package is not installed or has no long description.
     """
     try:
-        meta = metadata.metadata(name)
+        meta: Any = metadata.metadata(name)  # an email.message.Message
     except metadata.PackageNotFoundError:
         raise NotFoundError(f"package {name!r} is not installed") from None
-    text = meta.get_payload() or meta.get("Description") or ""  # type: ignore[attr-defined]
+    text = meta.get_payload() or meta.get("Description") or ""
     if not str(text).strip():
         raise NotFoundError(f"package {name!r} has no long description in its metadata")
     kind = (meta.get("Description-Content-Type") or "").lower()
