@@ -66,8 +66,14 @@ class SearchView:
 
     @cached_property
     def keyword(self) -> KeywordIndex:
-        """BM25 over the chunk texts (built on first use)."""
-        return KeywordIndex(self.contents)
+        """BM25 over the chunk texts, each preceded by its section path (the titles of the
+        enclosing sections, which the chunk's own heading line lacks); built on first use."""
+        return KeywordIndex(
+            [
+                f"{m.get('section_path') or ''}\n{c}"
+                for m, c in zip(self.metadata, self.contents, strict=True)
+            ]
+        )
 
     @cached_property
     def titles(self) -> KeywordIndex:
