@@ -28,6 +28,7 @@ FileType = Literal["markdown", "rst", "text", "python"]
 
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}[ \t]*$")
 
 
@@ -75,7 +76,7 @@ def _markdown_sections(lines: list[str], offset: int) -> list[Section]:
             body.append(line)
             continue
         sections.append(Section(title, heading, "\n".join(body), level, start))
-        level, title = len(match.group(1)), match.group(2).strip()
+        level, title = len(match.group(1)), _LINK.sub(r"\1", match.group(2)).strip()
         heading, start, body = line.rstrip(), offset + i + 1, []
     sections.append(Section(title, heading, "\n".join(body), level, start))
     return sections

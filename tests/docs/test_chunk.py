@@ -62,6 +62,13 @@ def test_chunks_carry_heading_and_breadcrumb() -> None:
     assert by_title["Configure"].content == "## Configure"
 
 
+def test_link_markup_is_dropped_from_titles() -> None:
+    sections = split_sections("# [Lab](https://x.org) guide\nbody", "markdown", title="t")
+    assert [(s.title, s.heading) for s in sections] == [
+        ("Lab guide", "# [Lab](https://x.org) guide")
+    ]
+
+
 def test_rst_sections_use_underlines_and_overlines() -> None:
     text = "=====\nTitle\n=====\n\nabout\n\nUsage\n-----\n\nrun it\n\nMore\n----\n\nx\n"
     sections = split_sections(text, "rst", title="r")
