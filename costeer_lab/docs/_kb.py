@@ -115,6 +115,7 @@ class DocumentKB:
                 kind="exact" if kind == "exact" else "hnsw",
             )
             self._view: SearchView | None = None
+            self._embedded_version = -1
             self._backfill()
         except BaseException:
             self.close()
@@ -233,8 +234,13 @@ class DocumentKB:
         )
 
     def _backfill(self) -> None:
-        """Embed chunks that have no vector of this embedder yet; drop orphan vectors."""
+        """Embed chunks that have no vector of this embedder yet (written by a knowledge base
+        with another embedder, or before this one existed) and drop orphan vectors; checked
+        once per change of the collection."""
         view = self.view()
+        if view.version == self._embedded_version:
+            return
+        self.vectors.sync()
         have = set(self.vectors.index.ids())
         missing = [i for i, cid in enumerate(view.ids) if cid not in have]
         orphans = have - set(view.ids)
@@ -245,6 +251,7 @@ class DocumentKB:
             self.vectors.upsert_texts(
                 [view.ids[i] for i in rows], [view.contents[i] for i in rows]
             )
+        self._embedded_version = view.version
 
     # -- reads -------------------------------------------------------------------------------
     def view(self) -> SearchView:
@@ -355,6 +362,7 @@ class DocumentKB:
                 stacklevel=3,
             )
             return []
+        self._backfill()
         self.vectors.sync()
         ranked = rank(
             view,

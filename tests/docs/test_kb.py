@@ -298,3 +298,24 @@ def test_python_docstrings_are_ingested(tmp_path: Path) -> None:
     assert hit["metadata"]["file_type"] == "python" and hit["metadata"]["source"] == "pkg"
     assert len(CORPUS) == 4 and np.isfinite(hit["relevance_score"])
     kb.close()
+
+
+def test_chunks_added_through_another_embedder_get_vectors_here(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    small = open_kb(db, embedder=get_embedder("hashing", dim=32))
+    big = open_kb(db)
+    big.add_text("# Sailing\nboats on the lake", path="s.md")
+    hits = small.retrieve("boats lake", n_results=1, mode="vector")
+    assert hits[0]["metadata"]["section_title"] == "Sailing"
+    assert small.stats()["vectors"] == 1
+    big.delete_document("s.md")
+    with pytest.warns(EmptyCollectionWarning):
+        assert small.retrieve("boats", mode="vector") == []
+    assert small.stats()["vectors"] == 1  # an orphan until a query meets chunks again
+    small.add_text("# Other\ntext", path="o.md")
+    small.retrieve("text", n_results=1)
+    assert small.stats()["vectors"] == 1 and set(small.vectors.index.ids()) == set(
+        small.view().ids
+    )
+    small.close()
+    big.close()
