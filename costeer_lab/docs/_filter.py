@@ -58,6 +58,8 @@ class Columns:
     def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self.rows = rows
         self._cache: dict[str, list[Any]] = {}
+        self._groups: dict[str, dict[tuple[str | None, Any], npt.NDArray[np.int64]]] = {}
+        self._numbers: dict[str, npt.NDArray[np.float64]] = {}
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -69,6 +71,36 @@ class Columns:
             col = [row.get(field, _MISSING) for row in self.rows]
             self._cache[field] = col
         return col
+
+    def rows_equal(self, field: str, value: Any) -> npt.NDArray[np.int64]:
+        """Rows whose ``field`` equals ``value`` (type-aware, see :func:`_same`); an index of
+        the column by value is built on first use."""
+        groups = self._groups.get(field)
+        if groups is None:
+            found: dict[tuple[str | None, Any], list[int]] = {}
+            for i, v in enumerate(self.column(field)):
+                if v is _MISSING:
+                    continue
+                try:
+                    found.setdefault((_kind(v), v), []).append(i)
+                except TypeError:  # an unhashable value never equals a scalar
+                    continue
+            groups = {k: np.asarray(v, dtype=np.int64) for k, v in found.items()}
+            self._groups[field] = groups
+        return groups.get((_kind(value), value), np.zeros(0, dtype=np.int64))
+
+    def numbers(self, field: str) -> npt.NDArray[np.float64]:
+        """``field`` as floats, NaN where it is missing or not a number (built once)."""
+        nums = self._numbers.get(field)
+        if nums is None:
+            col = self.column(field)
+            nums = np.fromiter(
+                (float(v) if _kind(v) == "number" else np.nan for v in col),
+                dtype=np.float64,
+                count=len(col),
+            )
+            self._numbers[field] = nums
+        return nums
 
 
 def _kind(value: Any) -> str | None:
@@ -163,22 +195,26 @@ def _ordered(field: str, op: str, arg: Any) -> Callable[[Any], bool]:
     return lambda v: _kind(v) == kind and compare(v, arg)
 
 
+_NUMERIC = {
+    "$gt": np.greater,
+    "$gte": np.greater_equal,
+    "$lt": np.less,
+    "$lte": np.less_equal,
+}
+
+
 def _field_mask(field: str, op: str, arg: Any, cols: Columns) -> Mask:
+    if op in ("$eq", "$ne", "$in", "$nin"):
+        mask = np.zeros(len(cols), dtype=bool)
+        for value in [arg] if op in ("$eq", "$ne") else list(arg):
+            mask[cols.rows_equal(field, value)] = True
+        return ~mask if op in ("$ne", "$nin") else mask
+    if _kind(arg) == "number":
+        with np.errstate(invalid="ignore"):  # NaN (not a number) compares false
+            out: Mask = _NUMERIC[op](cols.numbers(field), float(arg))
+        return out
+    test = _ordered(field, op, arg)
     col = cols.column(field)
-    test: Callable[[Any], bool]
-    if op == "$eq":
-        test = lambda v: _same(v, arg)  # noqa: E731
-    elif op == "$ne":
-        test = lambda v: not _same(v, arg)  # noqa: E731
-    elif op in ("$in", "$nin"):
-        wanted = [(_kind(a), a) for a in arg]
-
-        def hit(v: Any) -> bool:
-            return v is not _MISSING and (_kind(v), v) in wanted
-
-        test = hit if op == "$in" else (lambda v: not hit(v))
-    else:
-        test = _ordered(field, op, arg)
     return np.fromiter((test(v) for v in col), dtype=bool, count=len(col))
 
 
