@@ -30,9 +30,10 @@ from costeer_lab.docs._evaluate import (
 from costeer_lab.docs._filter import COMPARISONS, Columns, check_where, evaluate_where, version_key
 from costeer_lab.docs._fusion import mmr_select, reciprocal_rank_fusion
 from costeer_lab.docs._ingest import IngestReport
-from costeer_lab.docs._kb import DocumentKB, EmptyCollectionWarning
+from costeer_lab.docs._kb import DocumentKB
 from costeer_lab.docs._keyword import STOPWORDS, KeywordIndex, keyword_tokens
 from costeer_lab.docs._packages import package_readme, write_package_readmes
+from costeer_lab.docs._reading import EmptyCollectionWarning, KBReader
 from costeer_lab.docs._search import MODES, Mode, SearchView
 from costeer_lab.docs._source import SUFFIXES, parse_front_matter, version_from_path
 from costeer_lab.docs._stored import FileRecord, list_collections
@@ -49,6 +50,7 @@ __all__ = [
     "FileRecord",
     "FileType",
     "IngestReport",
+    "KBReader",
     "KeywordIndex",
     "LabelledQuery",
     "Mode",
