@@ -66,14 +66,23 @@ def _cmd_kb_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _docs_kb(args: argparse.Namespace) -> Any:
+def _docs_kb(args: argparse.Namespace, *, create: bool = False) -> Any:
     from costeer_lab.docs import DocumentKB
 
+    if not create:  # querying a store that does not exist would create an empty one
+        from costeer_lab.errors import NotFoundError
+        from costeer_lab.settings import default_data_dir, get_settings
+
+        db = args.db or get_settings().db_path or str(default_data_dir() / "knowledge.db")
+        if "://" not in db and db != ":memory:" and not Path(db).expanduser().is_file():
+            raise NotFoundError(
+                f"no document store at {db!r}; run `costeer-lab docs ingest PATH --db {db}` first"
+            )
     return DocumentKB(args.collection, args.db, embedder=args.embedder)
 
 
 def _cmd_docs_ingest(args: argparse.Namespace) -> int:
-    with _docs_kb(args) as kb:
+    with _docs_kb(args, create=True) as kb:
         report = kb.ingest(args.paths, source=args.source, version=args.version, prune=args.prune)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))

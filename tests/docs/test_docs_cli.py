@@ -52,3 +52,12 @@ def test_bad_where_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "--where must be a JSON object" in capsys.readouterr().err
     assert main(["docs", "query", "x", *db, "--where", '{"n": {"$near": 1}}']) == 2
     assert "unknown operator '$near'" in capsys.readouterr().err
+
+
+def test_query_without_a_store_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.db"
+    assert main(["docs", "query", "x", "--db", str(missing)]) == 2
+    assert f"no document store at {str(missing)!r}" in capsys.readouterr().err
+    assert not missing.exists()

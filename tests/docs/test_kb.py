@@ -319,3 +319,17 @@ def test_chunks_added_through_another_embedder_get_vectors_here(tmp_path: Path) 
     )
     small.close()
     big.close()
+
+
+def test_progress_bar_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = write_corpus(tmp_path / "docs")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.ingest(docs, progress=False)
+    assert "ingesting documents" not in capsys.readouterr().err
+    kb.ingest(docs, progress=True)
+    assert "ingesting documents: 100%" in capsys.readouterr().err
+    kb.progress_min_files = 2  # the default shows it from settings.docs.progress_min_files on
+    (docs / "new.md").write_text("# New\ntext")
+    kb.ingest(docs)
+    assert "ingesting documents" in capsys.readouterr().err
+    kb.close()
