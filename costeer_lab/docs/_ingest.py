@@ -167,10 +167,12 @@ def _ingest_batch(
         kb.vectors.embedder.embed(new_texts)  # fills the embedding cache before the write lock
     removed_chunks = 0
     with kb.store.transaction():
-        for old, record, chunks in changed:
-            if old is not None:
-                removed_chunks += len(old.chunk_ids)
-                _remove(kb, old)
+        for _old, record, chunks in changed:
+            # read again under the write lock: another writer may have replaced it meanwhile
+            current = kb.docs.get_file(record.path)
+            if current is not None:
+                removed_chunks += len(current.chunk_ids)
+                _remove(kb, current)
             kb.docs.put_file(record, chunks)
             if chunks:
                 kb.vectors.upsert_texts([c[0] for c in chunks], [c[1] for c in chunks])
