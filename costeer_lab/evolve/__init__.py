@@ -9,6 +9,7 @@ from costeer_lab.evolve._agent import (
     retrieved_summary,
 )
 from costeer_lab.evolve._context import TaskContextHook
+from costeer_lab.evolve._documents import DocumentContext
 from costeer_lab.evolve._executors import SerialExecutor, make_executor
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import (
@@ -19,6 +20,7 @@ from costeer_lab.evolve._strategy import (
 )
 
 __all__ = [
+    "DocumentContext",
     "EvoAgent",
     "EvolvingItem",
     "EvolvingStrategy",

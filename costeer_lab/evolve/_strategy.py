@@ -8,9 +8,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+
+if TYPE_CHECKING:
+    from costeer_lab.evolve._documents import DocumentContext
 
 __all__ = ["EvolvingStrategy", "ImplementOutcome", "knowledge_for_task"]
 
@@ -154,10 +157,13 @@ class EvolvingStrategy:
         *,
         executor: cf.Executor | None = None,
         max_trials: int = 10,
+        documents: DocumentContext | None = None,
     ) -> None:
         self.coder_config = dict(coder)
         self.executor = executor
         self.max_trials = max_trials
+        #: Optional documentation retrieval added to each task before the coder sees it.
+        self.documents = documents
 
     def select(
         self,
@@ -189,6 +195,8 @@ class EvolvingStrategy:
         payloads = []
         for t in tasks:
             fb = last_feedback.get(t.id)
+            if self.documents is not None:
+                t = self.documents.attach(t)
             payloads.append(
                 {
                     "coder": coder,
