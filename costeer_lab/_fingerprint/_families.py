@@ -20,7 +20,9 @@ arguments, got 4``, ``(2 given)``
 values for argument``
 ``unsupported operand type(s)``, ``can only  ``unsupported operand types for an operator``
 concatenate``, ``not supported between
-instances``, ``can't multiply sequence``
+instances``, ``can't multiply sequence``,
+numpy's ``ufunc 'add' did not contain a
+loop with signature matching types``
 any message naming ``NoneType``              ``operation on None``
 ``list indices must be integers``            ``indices must be integers``
 ``… index out of range``, ``out of bounds``  ``index out of range``
@@ -46,6 +48,9 @@ never closed``, ``unterminated string``)     ``IndentationError`` / ``TabError``
 ``KeyError`` of one literal key              ``<str>``
 ===========================================  ==============================================
 
+numpy's private exception classes (``numpy._core._exceptions._UFuncNoLoopError``) are named by
+the public class they derive from (``TypeError``): see :func:`public_type`.
+
 Hints Python adds (``Did you mean: 'append'?``, ``Did you forget to import 'numpy'?``) are
 dropped first: they name the code's own identifiers.
 """
@@ -55,7 +60,17 @@ from __future__ import annotations
 import re
 import sys
 
-__all__ = ["CANONICAL_MESSAGES", "canonical_message", "strip_hints"]
+__all__ = ["CANONICAL_MESSAGES", "canonical_message", "public_type", "strip_hints"]
+
+#: Private exception classes of numpy, printed with their module path, and the public class
+#: they derive from (the type a user catches and reads about).
+_PRIVATE_TYPES = {
+    "_UFuncNoLoopError": "TypeError",
+    "_UFuncBinaryResolutionError": "TypeError",
+    "_UFuncInputCastingError": "TypeError",
+    "_UFuncOutputCastingError": "TypeError",
+    "_ArrayMemoryError": "MemoryError",
+}
 
 _HINT = re.compile(
     r"\.?\s*(?:Did you mean\b|Did you forget to import\b|Maybe you meant\b|Perhaps you forgot\b"
@@ -102,7 +117,8 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
             ("TypeError",),
             r"unsupported operand type|can only concatenate|can't concat"
             r"|not supported between instances|can't multiply sequence|bad operand type"
-            r"|must be str, not|must be real number, not",
+            r"|must be str, not|must be real number, not"
+            r"|ufunc .*(?:not supported for the input types|did not contain a loop with signature)",
             "unsupported operand types for an operator",
         ),
         (("TypeError",), r"indices must be integers", "indices must be integers"),
@@ -168,6 +184,16 @@ def strip_hints(message: str) -> str:
         "name 'abz' is not defined"
     """
     return _HINT.sub("", message)
+
+
+def public_type(exc_type: str) -> str:
+    """The public class of numpy's private exception classes; other types unchanged.
+
+    Example:
+        >>> public_type("numpy._core._exceptions._UFuncNoLoopError"), public_type("KeyError")
+        ('TypeError', 'KeyError')
+    """
+    return _PRIVATE_TYPES.get(exc_type.rsplit(".", 1)[-1], exc_type)
 
 
 def _base_type(exc_type: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from costeer_lab._fingerprint._families import canonical_message, strip_hints
+from costeer_lab._fingerprint._families import canonical_message, public_type, strip_hints
 from costeer_lab._fingerprint._mask import is_exception_name, normalize
 
 __all__ = ["error_fingerprint", "extract_errors", "mismatch_name"]
@@ -50,7 +50,7 @@ def _leading_name(line: str) -> tuple[str, str] | None:
 def _format(parts: tuple[str, str] | None, line: str) -> str:
     if parts is None:
         return normalize(line)
-    exc_type, message = parts
+    exc_type, message = public_type(parts[0]), parts[1]
     suffix = _MISMATCH_PART.search(message)
     if suffix is not None:  # a fingerprint given again: keep its mismatch class
         message = message[: suffix.start()]
