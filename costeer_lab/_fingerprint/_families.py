@@ -118,6 +118,7 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
             r"unsupported operand type|can only concatenate|can't concat"
             r"|not supported between instances|can't multiply sequence|bad operand type"
             r"|must be str, not|must be real number, not"
+            r"|operation .* not supported for dtype"
             r"|ufunc .*(?:not supported for the input types|did not contain a loop with signature)",
             "unsupported operand types for an operator",
         ),
