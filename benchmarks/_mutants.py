@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["CAUSES", "Mutant", "mutate"]
@@ -98,7 +98,9 @@ class _Scope:
             roots = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != "main"]
         self.nodes = [n for root in roots for n in ast.walk(root)]
         self.defined = {
-            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in n.args}
         self.functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
         self.imported = {
@@ -115,7 +117,7 @@ class _Scope:
 Operator = Callable[[_Scope, str, random.Random], bool]
 
 
-def _pick(nodes: list[ast.AST], rng: random.Random) -> ast.AST | None:
+def _pick(nodes: Sequence[ast.AST], rng: random.Random) -> ast.AST | None:
     return rng.choice(nodes) if nodes else None
 
 

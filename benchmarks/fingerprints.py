@@ -98,7 +98,7 @@ def keys_of(fb: SingleFeedback) -> tuple[str, str, str]:
     head = fp.split(":", 1)[0] if ":" in fp else fp
     exc_type = head if " " not in head else ""
     stderr = _stderr(fb.execution)
-    last = _last_line(stderr) if "Traceback" in stderr else _last_line(fb.return_checking)
+    last = _last_line(stderr) if "Traceback" in stderr else _last_line(fb.return_checking or "")
     return fp, exc_type, last
 
 

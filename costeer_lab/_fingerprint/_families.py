@@ -119,7 +119,8 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
             r"|not supported between instances|can't multiply sequence|bad operand type"
             r"|must be str, not|must be real number, not"
             r"|operation .* not supported for dtype"
-            r"|ufunc .*(?:not supported for the input types|did not contain a loop with signature)",
+            r"|ufunc .*(?:not supported for the input types"
+            r"|did not contain a loop with signature)",
             "unsupported operand types for an operator",
         ),
         (("TypeError",), r"indices must be integers", "indices must be integers"),
@@ -136,7 +137,8 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
         ),
         (
             ("ValueError",),
-            r"invalid literal for (?:int|float)\(\)|could not convert (?:string )?.*to (?:float|int)",
+            r"invalid literal for (?:int|float)\(\)"
+            r"|could not convert (?:string )?.*to (?:float|int)",
             "could not convert a string to a number",
         ),
         (
