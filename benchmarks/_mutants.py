@@ -348,21 +348,21 @@ _OPERATORS: dict[str, Operator] = {
 CAUSES = (*_OPERATORS, "syntax_typo")
 
 
-def _syntax_typo(code: str, scope_start: int, rng: random.Random) -> str | None:
-    """Delete the ``:`` ending a block header, or a closing bracket, after ``scope_start``."""
+def _syntax_typo(code: str, allowed: set[int] | None, rng: random.Random) -> str | None:
+    """Delete the ``:`` ending a block header, or a closing bracket, on an allowed line."""
     lines = code.splitlines()
+    ok = [i for i in range(len(lines)) if allowed is None or i in allowed]
     sites = [
-        (i, len(ln.rstrip()) - 1)
-        for i, ln in enumerate(lines)
-        if i >= scope_start
-        and ln.rstrip().endswith(":")
-        and ln.lstrip().split(" ", 1)[0] in {"def", "for", "if", "elif", "else", "while"}
+        (i, len(lines[i].rstrip()) - 1)
+        for i in ok
+        if lines[i].rstrip().endswith(":")
+        and lines[i].lstrip().split(" ", 1)[0] in {"def", "for", "if", "elif", "else", "while"}
     ]
     sites += [
         (i, j)
-        for i, ln in enumerate(lines)
-        if i >= scope_start and not ln.lstrip().startswith("#")
-        for j, c in enumerate(ln)
+        for i in ok
+        if not lines[i].lstrip().startswith("#")
+        for j, c in enumerate(lines[i])
         if c in ")]"
     ]
     if not sites:
@@ -372,12 +372,12 @@ def _syntax_typo(code: str, scope_start: int, rng: random.Random) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-def _body_start(tree: ast.Module, suite: str) -> int:
-    """First line (0-based) an Alpha158 syntax typo may touch: the factor's own functions."""
+def _factor_lines(tree: ast.Module, suite: str) -> set[int] | None:
+    """Lines (0-based) an Alpha158 syntax typo may touch: the factor's own functions."""
     if suite != "alpha158":
-        return 0
+        return None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != "main"]
-    return min((n.lineno - 1 for n in defs), default=0)
+    return {i for n in defs for i in range(n.lineno - 1, (n.end_lineno or n.lineno))}
 
 
 def mutate(function: str, code: str, cause: str, suite: str, seed: int) -> Mutant | None:
@@ -391,7 +391,7 @@ def mutate(function: str, code: str, cause: str, suite: str, seed: int) -> Mutan
     rng = random.Random(f"{seed}:{function}:{cause}")
     tree = ast.parse(code)
     if cause == "syntax_typo":
-        text = _syntax_typo(code, _body_start(tree, suite), rng)
+        text = _syntax_typo(code, _factor_lines(tree, suite), rng)
         return None if text is None else Mutant(function, cause, text)
     if not _OPERATORS[cause](_Scope(tree, suite), suite, rng):
         return None

@@ -108,11 +108,11 @@ def _split(suite: str, function: str) -> str:
     return "design" if function.endswith(":even") else "held-out"
 
 
-def _humaneval(quick: bool) -> tuple[Any, list[tuple[str, str]]]:
+def _humaneval(quick: bool, limit: int | None) -> tuple[Any, list[tuple[str, str]]]:
     from costeer_lab.suites import load_suite
 
     suite = load_suite("humaneval")
-    tasks = suite.tasks[::5] if quick else suite.tasks
+    tasks = (suite.tasks[::5] if quick else suite.tasks)[:limit]
     return suite, [(t.id, suite.ground_truth(t.id).files["main.py"]) for t in tasks]
 
 
@@ -142,18 +142,21 @@ def _evaluate(
     return rows, passed
 
 
-def build(quick: bool, seed: int, cache_dir: str) -> tuple[list[Row], dict[str, int]]:
-    """The labelled set: (failing mutants, counts of generated / equivalent mutants)."""
+def build(
+    quick: bool, seed: int, cache_dir: str, limit: int | None = None
+) -> tuple[list[Row], dict[str, int]]:
+    """The labelled set: (failing mutants, counts of generated / equivalent mutants);
+    ``limit``: at most this many functions per suite."""
     from costeer_lab.suites import load_suite
 
     counts: Counter[str] = Counter()
-    he_suite, he_functions = _humaneval(quick)
+    he_suite, he_functions = _humaneval(quick, limit)
     he_mutants = list(mutants(he_functions, "humaneval", seed))
     rows, passed = _evaluate(he_suite, "humaneval", he_mutants, {f: f for f, _ in he_functions})
     counts.update({"generated": len(he_mutants), "equivalent": passed})
     alpha = load_suite("alpha158", n_instruments=6, n_days=40, seed=seed, cache_dir=cache_dir)
     step = 32 if quick else 4
-    picked = alpha.tasks[::step]
+    picked = alpha.tasks[::step][:limit]
     ids: dict[str, str] = {}
     functions = []
     for i, t in enumerate(picked):
@@ -187,6 +190,9 @@ def report(results: Results, rows: Sequence[Row], case: str) -> None:
 
 def _extra(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dump", metavar="PATH", help="write the labelled set as JSON lines")
+    parser.add_argument(
+        "--functions", type=int, default=None, help="at most this many functions per suite"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         "fingerprints", "Pairwise F1 of error fingerprints vs planted causes.", argv, _extra
     )
     with tempfile.TemporaryDirectory(prefix="bench-fingerprints-") as cache:
-        rows, counts = build(args.quick, args.seed, cache)
+        rows, counts = build(args.quick, args.seed, cache, args.functions)
     results = Results("fingerprints")
     results.add("all", "generated", counts["generated"], "count")
     results.add("all", "equivalent", counts["equivalent"], "count")
