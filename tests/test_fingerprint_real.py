@@ -56,6 +56,8 @@ MISTAKES: dict[str, list[str]] = {
         "[1] * 'x'",
         "'a' < 1",
         "import pandas as pd\npd.Series([1.0, 2.0]) + pd.Series(['a', 'b'])",
+        "import pandas as pd\npd.Series([1.0, 2.0]) < 'a'",
+        "word = 'abc'\nword % 2",
     ],
     "None used": [
         "items = None\nitems[0]",

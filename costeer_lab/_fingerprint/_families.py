@@ -22,7 +22,9 @@ values for argument``
 concatenate``, ``not supported between
 instances``, ``can't multiply sequence``,
 numpy's ``ufunc 'add' did not contain a
-loop with signature matching types``
+loop with signature matching types``,
+pandas' ``Invalid comparison between
+dtype=float64 and str``
 any message naming ``NoneType``              ``operation on None``
 ``list indices must be integers``            ``indices must be integers``
 ``… index out of range``, ``out of bounds``  ``index out of range``
@@ -118,7 +120,8 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
             r"unsupported operand type|can only concatenate|can't concat"
             r"|not supported between instances|can't multiply sequence|bad operand type"
             r"|must be str, not|must be real number, not"
-            r"|operation .* not supported for dtype"
+            r"|operation .* not supported for dtype|Invalid comparison between"
+            r"|not all arguments converted during string formatting"
             r"|ufunc .*(?:not supported for the input types"
             r"|did not contain a loop with signature)",
             "unsupported operand types for an operator",
