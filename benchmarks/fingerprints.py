@@ -15,7 +15,7 @@ feedback:
 Pairwise F1 of "same key" against "same cause" over all pairs of failing mutants scores each
 key; ``f1_ratio`` = fingerprint F1 / the better baseline's F1. The fingerprint rules were
 written on the **design** functions (HumanEval numbers divisible by 4, even Alpha158 tasks);
-the **held-out** functions are the rest, reported separately.
+the **held-out** functions are the rest, reported separately (and by suite).
 
 Run: ``python -m benchmarks.fingerprints [--quick] [--json PATH|-] [--dump PATH]`` (``--dump``
 writes the labelled set, one JSON object per mutant).
@@ -37,6 +37,7 @@ from benchmarks._mutants import CAUSES, Mutant, mutants
 from costeer_lab import SingleFeedback, Workspace
 
 KEYS = ("fingerprint", "exception_type", "last_line")
+SUITES = ("humaneval", "alpha158")
 
 
 @dataclass(frozen=True)
@@ -204,10 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     results = Results("fingerprints")
     results.add("all", "generated", counts["generated"], "count")
     results.add("all", "equivalent", counts["equivalent"], "count")
+    held_out = [r for r in rows if r.split == "held-out"]
     for case, subset in (
-        ("held-out", [r for r in rows if r.split == "held-out"]),
+        ("held-out", held_out),
         ("design", [r for r in rows if r.split == "design"]),
         ("all", rows),
+        *((f"held-out {s}", [r for r in held_out if r.suite == s]) for s in SUITES),
     ):
         report(results, subset, case)
     if args.dump:
