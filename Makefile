@@ -63,7 +63,7 @@ mutation: setup
 	$(BIN)/python tools/mutation_score.py $(MUTATE)
 
 ## Every benchmark of benchmarks/ (`make bench` writes runs/bench-NAME.json).
-BENCHES := index knowledge evaluate loop integrity context factor_bench docs
+BENCHES := index knowledge evaluate loop integrity context factor_bench docs fingerprints
 
 bench-quick: setup
 	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
