@@ -163,12 +163,15 @@ def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> Non
                 stdout=subprocess.PIPE,
                 text=True,
             )
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "open"  # it is about to write
             with pytest.raises(subprocess.TimeoutExpired):
-                child.wait(timeout=1.0)
+                child.wait(timeout=1.5)
             one.put_vectors("c", "e@1:2", ["b"], np.ones((1, 2)))
             assert one.collection_version("c") == before + 1
         out, _ = child.communicate(timeout=60)
-        assert child.returncode == 0 and out.strip() == str(before + 2)
+        assert child.returncode == 0
+        assert out.strip() == str(before + 2)
         assert two.collection_version("c") == before + 2
         assert sorted(two.load_vectors("c")[0]) == ["a", "b", "z"]
 
@@ -177,6 +180,7 @@ _WRITE_ONE = """
 import sys, numpy as np
 from costeer_lab.store import PostgresStore
 with PostgresStore(sys.argv[1]) as s:
+    print("open", flush=True)
     s.put_vectors("c", "e@1:2", ["z"], np.ones((1, 2)))
     print(s.collection_version("c"))
 """
