@@ -109,7 +109,9 @@ class PostgresDataMixin(PostgresBase):
             return
         matrix = as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
         dim = int(matrix.shape[1])
-        rows = [(collection, key, embedder_id, dim, vec) for key, vec in zip(keys, matrix)]
+        rows = [
+            (collection, key, embedder_id, dim, vec) for key, vec in zip(keys, matrix, strict=True)
+        ]
         with self._write() as conn:
             held = self.collection_info(collection)  # under the write lock: no race
             if held is not None and held != (embedder_id, dim):
@@ -244,8 +246,10 @@ class PostgresDataMixin(PostgresBase):
         distance = sql.SQL("(embedding::vector({}) <=> %b::vector({}))").format(
             sql.Literal(dim), sql.Literal(dim)
         )
-        where = [
-            sql.SQL("collection = {} AND dim = {}").format(sql.Literal(collection), sql.Literal(dim))
+        where: list[sql.Composable] = [
+            sql.SQL("collection = {} AND dim = {}").format(
+                sql.Literal(collection), sql.Literal(dim)
+            )
         ]
         params: list[Any] = [vector]
         if min_score is not None:
@@ -257,9 +261,9 @@ class PostgresDataMixin(PostgresBase):
         # ``+ 0`` keeps the planner off the approximate index: exact ranking, ties by id.
         order = sql.SQL("{} + 0, item_id" if exact else "{}").format(distance)
         params += [vector, k]
-        statement = sql.SQL("SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s").format(
-            distance, sql.SQL(" AND ").join(where), order
-        )
+        statement = sql.SQL(
+            "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"
+        ).format(distance, sql.SQL(" AND ").join(where), order)
         with self._scope():  # SET LOCAL lasts until this (sub)transaction ends
             if not exact:
                 self._exec(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, k)}")

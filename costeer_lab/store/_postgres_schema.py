@@ -109,7 +109,7 @@ def _v1_initial(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     """Version 1: meta, nodes, edges, embedding cache, vector collections, JSON records."""
     for statement in _V1_SCHEMA.split(";"):
         if statement.strip():
-            conn.execute(statement)  # type: ignore[call-overload]
+            conn.execute(statement)
 
 
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.

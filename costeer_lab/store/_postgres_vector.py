@@ -69,10 +69,11 @@ def register_vector_adapters(conn: psycopg.Connection[Any]) -> None:
     info = TypeInfo.fetch(conn, "vector")
     if info is None:
         raise StoreError("the database has no 'vector' type: install the pgvector extension")
+    vector_oid = info.oid
 
     class _VectorDumper(Dumper):
         format = Format.BINARY
-        oid = info.oid
+        oid = vector_oid
 
         def dump(self, obj: Any) -> bytes:
             return dump_vector(obj)
@@ -84,4 +85,4 @@ def register_vector_adapters(conn: psycopg.Connection[Any]) -> None:
             return load_vector(data)
 
     conn.adapters.register_dumper(np.ndarray, _VectorDumper)
-    conn.adapters.register_loader(info.oid, _VectorLoader)
+    conn.adapters.register_loader(vector_oid, _VectorLoader)

@@ -19,7 +19,12 @@ from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.graph import TASK_DESCRIPTION
 from costeer_lab.knowledge import KnowledgeBaseV2, error_fingerprint, open_kb
 
-FORMULAS = ["Mean($close, {n})", "Std($volume, {n})", "Corr($close, $volume, {n})", "Max($high, {n})"]
+FORMULAS = [
+    "Mean($close, {n})",
+    "Std($volume, {n})",
+    "Corr($close, $volume, {n})",
+    "Max($high, {n})",
+]
 
 
 def task(worker: int, i: int) -> Task:

@@ -26,8 +26,11 @@ def _run_two_workers(url: str, sync: Path) -> list[dict[str, Any]]:
     procs = [
         subprocess.Popen(
             [sys.executable, str(WORKER), url, str(w), str(N), str(sync)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for w in (0, 1)
     ]
     (sync / "go").touch()  # both start writing at once

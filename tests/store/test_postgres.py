@@ -76,8 +76,10 @@ def test_get_store_opens_both_schemes_and_data_survives_reopening(postgres_url: 
 def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
     rng = np.random.default_rng(0)
     with PostgresStore(postgres_url) as store:
-        store.put_vectors("a", "e@1:8", [f"a{i}" for i in range(50)], rng.random((50, 8)))
-        store.put_vectors("b", "e@1:3", ["b0"], np.ones((1, 3)))
+        store.put_vectors(
+            "a", "e@1:8", [f"a{i}" for i in range(50)], rng.random((50, 8), dtype=np.float32)
+        )
+        store.put_vectors("b", "e@1:3", ["b0"], np.ones((1, 3), dtype=np.float32))
         with psycopg.connect(postgres_url) as conn:
             indexes = [
                 r[0]
@@ -154,7 +156,7 @@ def test_zero_query_and_bad_queries(postgres_url: str) -> None:
 def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> None:
     """A collection version read in a transaction holds until it commits (the write lock)."""
     with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
-        one.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2)))
+        one.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
         with one.transaction():
             before = one.collection_version("c")
             # the other store's write waits for this transaction: it cannot slip in between
@@ -167,7 +169,7 @@ def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> Non
             assert child.stdout.readline().strip() == "open"  # it is about to write
             with pytest.raises(subprocess.TimeoutExpired):
                 child.wait(timeout=1.5)
-            one.put_vectors("c", "e@1:2", ["b"], np.ones((1, 2)))
+            one.put_vectors("c", "e@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
             assert one.collection_version("c") == before + 1
         out, _ = child.communicate(timeout=60)
         assert child.returncode == 0
@@ -181,7 +183,7 @@ import sys, numpy as np
 from costeer_lab.store import PostgresStore
 with PostgresStore(sys.argv[1]) as s:
     print("open", flush=True)
-    s.put_vectors("c", "e@1:2", ["z"], np.ones((1, 2)))
+    s.put_vectors("c", "e@1:2", ["z"], np.ones((1, 2), dtype=np.float32))
     print(s.collection_version("c"))
 """
 
@@ -189,15 +191,16 @@ with PostgresStore(sys.argv[1]) as s:
 def test_embedder_race_is_decided_under_the_lock(postgres_url: str) -> None:
     with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
         with one.transaction():
-            one.put_vectors("c", "first@1:2", ["a"], np.ones((1, 2)))
+            one.put_vectors("c", "first@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
         with pytest.raises(EmbedderMismatchError, match="first@1:2"):
-            two.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2)))
+            two.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
 
 
 def test_schema_option_keeps_stores_apart(postgres_url: str) -> None:
-    with PostgresStore(postgres_url + "&schema=lab_a") as a, PostgresStore(
-        postgres_url, schema="lab_b"
-    ) as b:
+    with (
+        PostgresStore(postgres_url + "&schema=lab_a") as a,
+        PostgresStore(postgres_url, schema="lab_b") as b,
+    ):
         a.put_record("rec", "k", "a")
         b.put_record("rec", "k", "b")
         assert (a.get_record("rec", "k"), b.get_record("rec", "k")) == ("a", "b")

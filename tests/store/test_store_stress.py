@@ -60,9 +60,7 @@ def test_four_processes_write_4000_records(target: str, tmp_path: Path) -> None:
         assert store.get_record("stress", "w3-999") == {"worker": 3, "i": 999}
 
 
-def test_concurrent_vector_writes_bump_the_version_every_time(
-    target: str, tmp_path: Path
-) -> None:
+def test_concurrent_vector_writes_bump_the_version_every_time(target: str, tmp_path: Path) -> None:
     _run_concurrently("vectors", target, tmp_path / "go", workers=2, n=100)
     with get_store(target) as store:
         ids, matrix, embedder = store.load_vectors("shared")
