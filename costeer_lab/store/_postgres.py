@@ -113,6 +113,7 @@ class PostgresStore(PostgresDataMixin):
         self._depth = 0
         self._lock_depth = None
         self._indexed = set()
+        self._ef_session = None
         self._write_key = advisory_key("costeer_lab", self.schema, "write")
         self._conn = None
         try:

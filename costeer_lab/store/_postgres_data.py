@@ -54,6 +54,7 @@ class PostgresDataMixin(PostgresBase):
     hnsw_m: int
     hnsw_ef_construction: int
     _indexed: set[tuple[str, int]]
+    _ef_session: int | None
 
     # -- embedding cache -------------------------------------------------------------------
     def get_cached_embeddings(
@@ -230,15 +231,9 @@ class PostgresDataMixin(PostgresBase):
         if k < 0:
             raise InvalidInputError(f"search_vectors: k must be >= 0, got {k}")
         candidates = None if ids is None else id_list(ids, "candidate ids")
-        info = self.collection_info(collection)
-        if info is None or k == 0 or candidates == []:
+        dim = int(vector.shape[0])
+        if k == 0:
             return []
-        dim = info[1]
-        if vector.shape[0] != dim:
-            raise InvalidInputError(
-                f"search_vectors: query has dimension {vector.shape[0]}, collection "
-                f"{collection!r} holds dimension {dim}"
-            )
         if not np.isfinite(vector).all() or not np.any(vector):
             # pgvector's cosine distance is NaN here; the exact scan defines these scores.
             return super().search_vectors(collection, vector, k, min_score=min_score, ids=ids)
@@ -246,6 +241,7 @@ class PostgresDataMixin(PostgresBase):
         distance = sql.SQL("(embedding::vector({}) <=> %b::vector({}))").format(
             sql.Literal(dim), sql.Literal(dim)
         )
+        # literals, not parameters: the planner matches them to the partial index's predicate
         where: list[sql.Composable] = [
             sql.SQL("collection = {} AND dim = {}").format(
                 sql.Literal(collection), sql.Literal(dim)
@@ -264,13 +260,34 @@ class PostgresDataMixin(PostgresBase):
         statement = sql.SQL(
             "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"
         ).format(distance, sql.SQL(" AND ").join(where), order)
-        with self._scope():  # SET LOCAL lasts until this (sub)transaction ends
-            if not exact:
-                self._exec(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, k)}")
-            rows = self._rows(statement, params)
+        if not exact:
+            self._set_ef_search(max(self.ef_search, k))
+        rows = self._rows(statement, params)
+        if not rows:  # empty, all filtered out, or another dimension: only the last is an error
+            info = self.collection_info(collection)
+            if info is not None and info[1] != dim:
+                raise InvalidInputError(
+                    f"search_vectors: query has dimension {dim}, collection "
+                    f"{collection!r} holds dimension {info[1]}"
+                )
+            return []
         hits = [(str(r[0]), 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits
+
+    def _set_ef_search(self, value: int) -> None:
+        """``hnsw.ef_search`` for the coming search, sent only when it changes.
+
+        Outside a transaction the session value is set (and remembered); inside one,
+        ``SET LOCAL`` changes it until that transaction ends, when the session value returns.
+        """
+        if value == self._ef_session:
+            return
+        if self._depth:
+            self._exec(f"SET LOCAL hnsw.ef_search = {int(value)}")
+        else:
+            self._exec(f"SET hnsw.ef_search = {int(value)}")
+            self._ef_session = value
 
     # -- JSON records ------------------------------------------------------------------------
     def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
