@@ -1,8 +1,10 @@
 """Embedding cache, vector collections (pgvector) and JSON records of ``PostgresStore``.
 
-Vectors sit in one ``vector`` column of any dimension. The first write of a collection with a
-dimension ``d`` creates a partial HNSW index (cosine) on ``embedding::vector(d)`` restricted to
-that collection and dimension, which is what :meth:`PostgresDataMixin.search_vectors` uses:
+Vectors sit in one ``vector`` column of any dimension. The write that brings a collection of
+dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
+on ``embedding::vector(d)`` restricted to that collection and dimension; smaller collections are
+scanned exactly (as fast at that size, and inserts stay cheap: each insert into an HNSW index
+costs about a millisecond of server CPU). :meth:`PostgresDataMixin.search_vectors` ranks with
 ``ORDER BY embedding::vector(d) <=> query LIMIT k`` with ``min_score`` applied in the ``WHERE``
 clause. ``hnsw.ef_search`` is raised to at least ``k`` for each search, so a threshold still
 leaves ``k`` results whenever ``k`` qualify among the nearest ``ef_search``. A search restricted
@@ -51,6 +53,7 @@ class PostgresDataMixin(PostgresBase):
 
     vector_index: str
     ef_search: int
+    index_min_rows: int
     hnsw_m: int
     hnsw_ef_construction: int
     _indexed: set[tuple[str, int]]
@@ -121,7 +124,6 @@ class PostgresDataMixin(PostgresBase):
                     f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
                     "Use another collection or delete the old vectors first."
                 )
-            self._ensure_index(collection, dim)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding) "
@@ -130,6 +132,7 @@ class PostgresDataMixin(PostgresBase):
                     "embedding = excluded.embedding",
                     rows,
                 )
+            self._ensure_index(collection, dim)
             self._bump(collection)
 
     def _bump(self, collection: str) -> None:
@@ -140,10 +143,18 @@ class PostgresDataMixin(PostgresBase):
         )
 
     def _ensure_index(self, collection: str, dim: int) -> None:
-        """Create the partial HNSW cosine index of ``(collection, dim)`` unless it exists."""
+        """Create the partial HNSW cosine index of ``(collection, dim)`` once the collection
+        holds ``index_min_rows`` vectors (a bulk build; below that an exact scan is as fast and
+        inserts stay cheap). Called after a write, under the write lock."""
         from psycopg import sql
 
         if self.vector_index != "hnsw" or (collection, dim) in self._indexed:
+            return
+        held = self._rows(
+            "SELECT count(*) FROM (SELECT 1 FROM vectors WHERE collection = %s LIMIT %s) AS t",
+            (collection, self.index_min_rows),
+        )
+        if int(held[0][0]) < self.index_min_rows:
             return
         name = f"vectors_hnsw_{advisory_key(collection) & 0xFFFFFFFFFFFF:012x}_{dim}"
         self._connection().execute(
