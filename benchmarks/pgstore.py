@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         results.add(case, "sqlite_writes", lite, "records/s")
         results.add(case, "postgres_writes", pg, "records/s")
         results.add_ratio(case, "write_ratio", pg, lite)
+        server.drop_database(url)
     return finish(results, args)
 
 
