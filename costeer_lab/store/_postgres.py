@@ -139,7 +139,11 @@ class PostgresStore(PostgresDataMixin):
             raise StoreError(f"cannot open store {self._where}: {exc}".strip()) from exc
         try:
             conn.execute("SET synchronous_commit = on")
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+            if not exists:  # (creating needs a privilege that using an existing one does not)
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             conn.execute(f'SET search_path TO "{self.schema}", public')
             self._schema_version = migrate_postgres(conn, self.schema, self._where)
             from costeer_lab.store._postgres_vector import register_vector_adapters
