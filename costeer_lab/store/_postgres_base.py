@@ -121,13 +121,18 @@ class PostgresBase(BaseStore):
     def _scope(self, *, lock: bool = False) -> Iterator[None]:
         conn = self._connection()
         savepoint = f"sp{self._depth}" if self._depth else None
-        with self._guard():
-            if savepoint:
-                conn.execute(f"SAVEPOINT {savepoint}")
-            elif lock:  # one round trip: BEGIN and the write lock together
-                conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_key)})")
-            else:
-                conn.execute("BEGIN")
+        try:
+            with self._guard():
+                if savepoint:
+                    conn.execute(f"SAVEPOINT {savepoint}")
+                elif lock:  # one round trip: BEGIN and the write lock together
+                    conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_key)})")
+                else:
+                    conn.execute("BEGIN")
+        except BaseException:
+            if savepoint is None and not conn.closed:  # BEGIN ran but the lock did not
+                self._undo(conn, None)
+            raise
         self._depth += 1
         if lock and not savepoint:
             self._lock_depth = self._depth
