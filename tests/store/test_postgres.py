@@ -204,11 +204,37 @@ with PostgresStore(sys.argv[1]) as s:
 
 
 def test_embedder_race_is_decided_under_the_lock(postgres_url: str) -> None:
-    with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
+    """Two processes fill an empty collection with different embedders at once: the second
+    waits for the first to commit, then sees its vectors and is refused (never a mix)."""
+    with PostgresStore(postgres_url) as one:
         with one.transaction():
             one.put_vectors("c", "first@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
-        with pytest.raises(EmbedderMismatchError, match="first@1:2"):
-            two.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+            child = subprocess.Popen(
+                [sys.executable, "-c", _WRITE_OTHER_EMBEDDER, postgres_url],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "open"
+            with pytest.raises(subprocess.TimeoutExpired):  # it waits for this transaction
+                child.wait(timeout=1.5)
+        out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        assert out.strip() == EmbedderMismatchError.__name__
+        assert one.load_vectors("c")[0] == ["a"] and one.collection_info("c") == ("first@1:2", 2)
+
+
+_WRITE_OTHER_EMBEDDER = """
+import sys, numpy as np
+from costeer_lab.store import PostgresStore
+with PostgresStore(sys.argv[1]) as s:
+    print("open", flush=True)
+    try:
+        s.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+        print("stored")
+    except Exception as exc:
+        print(type(exc).__name__)
+"""
 
 
 def test_schema_option_keeps_stores_apart(postgres_url: str) -> None:
