@@ -18,7 +18,27 @@ from costeer_lab.coders._adapt import adapt_workspace
 from costeer_lab.coders._base import AbstractCoder, CoderResult
 from costeer_lab.coders._generic import generic_attempt
 
-__all__ = ["ReuseCoder"]
+__all__ = ["ReuseCoder", "wrong_answer"]
+
+#: Exception names evaluators use for a verdict on code that ran (a wrong answer, not a crash).
+VERDICT_ERRORS = frozenset({"FactorCheckError", "FactorOutputError", "AssertionError"})
+
+
+def wrong_answer(feedback: SingleFeedback | None) -> bool:
+    """True when ``feedback`` is a failure of code that ran: every error fingerprint is a
+    verdict (:data:`VERDICT_ERRORS`), none a crash.
+
+    Example:
+        >>> wrong_answer(SingleFeedback(final_decision=False,
+        ...     error_fingerprints=("FactorCheckError: equal values <num>",)))
+        True
+        >>> wrong_answer(SingleFeedback(final_decision=False,
+        ...     error_fingerprints=("KeyError: <str>",)))
+        False
+    """
+    if feedback is None or feedback.succeeded or not feedback.error_fingerprints:
+        return False
+    return all(fp.split(":", 1)[0].strip() in VERDICT_ERRORS for fp in feedback.error_fingerprints)
 
 
 class ReuseCoder(AbstractCoder):
@@ -40,6 +60,11 @@ class ReuseCoder(AbstractCoder):
        differ between the source and target formulations/names are rewritten token by token);
     4. an honest generic attempt that follows the task contract
        (:func:`~costeer_lab.coders._generic.generic_attempt`).
+
+    The feedback decides the order of 2 and 3: after a **wrong answer** (the code ran and the
+    evaluator's verdict failed it, :func:`wrong_answer`) the task's own retrieved candidates
+    come before fixes borrowed from other tasks (the error says the result was wrong, not how
+    another task avoided a crash); after a crash, known fixes for that error come first.
 
     Any candidate whose adapted code equals (content hash) a failed former attempt of this task
     is skipped. Ties between equal retrieval scores are broken by a hash seeded with ``seed``,
@@ -115,24 +140,23 @@ class ReuseCoder(AbstractCoder):
             if not k.feedback.succeeded
         }
         skipped: list[str] = []
-        for fix in self._fixes(task, qk, last_feedback):
-            ws, ad = adapt_workspace(fix.fixed.implementation, fix.fixed.task, task)
-            if ws.content_hash in failed:
-                skipped.append(fix.fixed.id)
-                continue
-            return CoderResult(
-                ws,
-                used_knowledge_ids=tuple(i for i in (fix.fixed.id,) if i),
-                strategy="known_fix",
-                notes=f"applied the fix for {fix.fingerprint!r} from {fix.fixed.task.name!r} "
-                f"({ad.describe()})",
-                extra=self._extra(skipped, ad.describe(), ad.conflicts),
-            )
-        for k in self._candidates(task, qk):
+        fixes = [(f.fixed, f) for f in self._fixes(task, qk, last_feedback)]
+        candidates = [(k, None) for k in self._candidates(task, qk)]
+        order = candidates + fixes if wrong_answer(last_feedback) else fixes + candidates
+        for k, fix in order:
             ws, ad = adapt_workspace(k.implementation, k.task, task)
             if ws.content_hash in failed:
                 skipped.append(k.id)
                 continue
+            if fix is not None:
+                return CoderResult(
+                    ws,
+                    used_knowledge_ids=tuple(i for i in (k.id,) if i),
+                    strategy="known_fix",
+                    notes=f"applied the fix for {fix.fingerprint!r} from {k.task.name!r} "
+                    f"({ad.describe()})",
+                    extra=self._extra(skipped, ad.describe(), ad.conflicts),
+                )
             return CoderResult(
                 ws,
                 used_knowledge_ids=(k.id,) if k.id else (),

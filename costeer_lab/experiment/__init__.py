@@ -1,8 +1,17 @@
 """experiment subpackage."""
 
 from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
+from costeer_lab.experiment._linked import (
+    HIT_THRESHOLDS,
+    SIMILAR_THRESHOLDS,
+    calibrated_hit_rate,
+    harmful_knowledge,
+    success_linked,
+)
 from costeer_lab.experiment._metrics import (
+    BOOTSTRAPS,
     attempts_to_success,
+    deterministic_arms,
     first_try_success,
     kb_growth,
     success_curve,
@@ -24,24 +33,40 @@ from costeer_lab.experiment._retrieval_metrics import (
 )
 from costeer_lab.experiment._runner import (
     attempt_rows,
+    copy_store,
     run_arm,
     run_experiment,
     select_tasks,
 )
-from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
-from costeer_lab.experiment._summary import arm_differences, summary_table
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
+from costeer_lab.experiment._summary import (
+    arm_agreement,
+    arm_differences,
+    compare_arms,
+    summary_table,
+)
 
 __all__: list[str] = [
     "BENCHMARK_COLUMNS",
+    "BOOTSTRAPS",
+    "HIT_THRESHOLDS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
+    "SIMILAR_THRESHOLDS",
     "ArmSpec",
     "ExperimentSpec",
+    "StageSpec",
+    "arm_agreement",
     "arm_differences",
     "attempt_rows",
     "attempts_to_success",
     "benchmark_metrics",
+    "calibrated_hit_rate",
+    "compare_arms",
+    "copy_store",
+    "deterministic_arms",
     "first_try_success",
+    "harmful_knowledge",
     "hit_rate",
     "kb_growth",
     "knowledge_usage",
@@ -55,6 +80,7 @@ __all__: list[str] = [
     "select_tasks",
     "success_curve",
     "success_lift",
+    "success_linked",
     "summary_table",
     "task_outcomes",
     "validate_results",

@@ -16,9 +16,14 @@ solved: ``k_i = ∞``). ``T_a`` is the largest attempt recorded for the arm.
 
 Confidence intervals are percentile bootstraps (``n_boot`` resamples, level ``ci``) with a
 ``numpy`` generator seeded from ``seed`` and the arm name, so an arm's interval does not depend on
-which other arms are in the table. Resampling units are seeds when there are at least two, else
-tasks (paired by task when both arms share the universe). The interval is widened to contain the
-point estimate if resampling a few discrete values ever leaves it outside.
+which other arms are in the table. ``bootstrap="hierarchical"`` (the default) resamples seeds,
+then tasks within each drawn seed (paired by task for a lift when both arms share the seed's
+universe), so the interval reflects both the run-to-run and the task-sampling variation; with
+one seed it is a task bootstrap. ``bootstrap="seeds"`` resamples seeds only when there are at
+least two (else tasks), which understates uncertainty with few seeds and gives a zero-width
+interval for an arm that is *deterministic across seeds* (identical outcomes for every seed,
+see :func:`deterministic_arms`). The interval is widened to contain the point estimate if
+resampling a few discrete values ever leaves it outside.
 
 Example:
     >>> from costeer_lab.experiment import success_curve
@@ -40,7 +45,9 @@ from costeer_lab.errors import InvalidInputError, did_you_mean
 from costeer_lab.experiment._results import validate_results
 
 __all__ = [
+    "BOOTSTRAPS",
     "attempts_to_success",
+    "deterministic_arms",
     "first_try_success",
     "kb_growth",
     "success_curve",
@@ -50,16 +57,51 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Bootstrap schemes of the confidence intervals (see the module docstring).
+BOOTSTRAPS = ("hierarchical", "seeds")
+
 
 def _rng(seed: int, *keys: str) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(k.encode("utf-8")) for k in keys)])
 
 
-def _check_boot(n_boot: int, ci: float) -> None:
+def _check_boot(n_boot: int, ci: float, bootstrap: str = "hierarchical") -> None:
     if not isinstance(n_boot, int) or n_boot < 1:
         raise InvalidInputError(f"n_boot must be a positive int, got {n_boot!r}")
     if not 0.0 < ci < 1.0:
         raise InvalidInputError(f"ci must be in (0, 1), got {ci!r}")
+    if bootstrap not in BOOTSTRAPS:
+        raise InvalidInputError(f"bootstrap must be one of {BOOTSTRAPS}, got {bootstrap!r}")
+
+
+def _hier_boot(
+    groups: list[FloatArray],
+    stat: Callable[[FloatArray], FloatArray],
+    rng: np.random.Generator,
+    n: int,
+) -> FloatArray:
+    """Two-level bootstrap: draw seeds (``groups``, one array of task rows per seed) with
+    replacement, then each drawn seed's task rows with replacement; ``stat`` maps a seed's
+    resampled rows ``(n_boot, n_tasks, ...)`` to per-draw values ``(n_boot, m)``, averaged over
+    the drawn seeds."""
+    picks = rng.integers(0, len(groups), size=(n, len(groups)))
+    total: FloatArray | None = None
+    for j in range(len(groups)):
+        part: FloatArray | None = None
+        for g in range(len(groups)):
+            rows = np.flatnonzero(picks[:, j] == g)
+            if not len(rows):
+                continue
+            units = groups[g]
+            idx = rng.integers(0, units.shape[0], size=(len(rows), units.shape[0]))
+            vals = stat(units[idx])
+            if part is None:
+                part = np.zeros((n, vals.shape[1]), dtype=np.float64)
+            part[rows] = vals
+        assert part is not None
+        total = part if total is None else total + part
+    assert total is not None
+    return total / len(groups)
 
 
 def _interval(boot: FloatArray, point: FloatArray, ci: float) -> tuple[FloatArray, FloatArray]:
@@ -112,6 +154,11 @@ def _solved_by(steps: FloatArray) -> Callable[[FloatArray], FloatArray]:
     return lambda m: (m <= steps[None, :]).mean(axis=0)
 
 
+def _solved_share(steps: FloatArray) -> Callable[[FloatArray], FloatArray]:
+    """Statistic over ``(n_boot, n_tasks)`` resampled ``solved_at``: share solved by each step."""
+    return lambda m: (m[..., None] <= steps).mean(axis=1)
+
+
 def _curve_matrix(outcomes: pd.DataFrame, steps: FloatArray) -> tuple[list[int], FloatArray]:
     """Seeds and their cumulative success curves ``(n_seeds, len(steps))``."""
     seeds, rows = [], []
@@ -123,7 +170,12 @@ def _curve_matrix(outcomes: pd.DataFrame, steps: FloatArray) -> tuple[list[int],
 
 
 def success_curve(
-    results: pd.DataFrame, *, n_boot: int = 1000, ci: float = 0.95, seed: int = 0
+    results: pd.DataFrame,
+    *,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    bootstrap: str = "hierarchical",
 ) -> pd.DataFrame:
     """Cumulative success rate per arm and attempt with bootstrap confidence intervals.
 
@@ -132,19 +184,21 @@ def success_curve(
 
     Returns:
         Columns ``arm``, ``attempt``, ``success_rate``, ``ci_low``, ``ci_high``, ``n_seeds``,
-        ``n_tasks`` (distinct task ids in the arm's universes), ``resampled`` (``"seeds"`` or
-        ``"tasks"``).
+        ``n_tasks`` (distinct task ids in the arm's universes), ``resampled`` (``"seeds+tasks"``
+        for the hierarchical bootstrap with two or more seeds, ``"seeds"`` or ``"tasks"``).
 
     Example:
         >>> from costeer_lab.testing import example_results
         >>> success_curve(example_results(), n_boot=100)["success_rate"].tolist()
         [0.5, 1.0, 0.5, 0.5]
     """
-    _check_boot(n_boot, ci)
-    return _success_curve(validate_results(results), n_boot, ci, seed)
+    _check_boot(n_boot, ci, bootstrap)
+    return _success_curve(validate_results(results), n_boot, ci, seed, bootstrap)
 
 
-def _success_curve(r: pd.DataFrame, n_boot: int, ci: float, seed: int) -> pd.DataFrame:
+def _success_curve(
+    r: pd.DataFrame, n_boot: int, ci: float, seed: int, bootstrap: str = "hierarchical"
+) -> pd.DataFrame:
     outcomes, last = _task_outcomes(r), _arm_steps(r)
     frames = []
     for arm, g in outcomes.groupby("arm", sort=True):
@@ -152,7 +206,14 @@ def _success_curve(r: pd.DataFrame, n_boot: int, ci: float, seed: int) -> pd.Dat
         seeds, curves = _curve_matrix(g, steps)
         point = curves.mean(axis=0)
         rng = _rng(seed, "curve", str(arm))
-        if len(seeds) >= 2:
+        hier = bootstrap == "hierarchical" and len(seeds) >= 2
+        if hier:
+            groups = [
+                gs["solved_at"].to_numpy(dtype=np.float64)
+                for _, gs in g.groupby("seed", sort=True)
+            ]
+            boot = _hier_boot(groups, _solved_share(steps), rng, n_boot)
+        elif len(seeds) >= 2:
             boot = _bootstrap(curves, lambda m: m.mean(axis=0), rng, n_boot)
         else:
             solved = g["solved_at"].to_numpy(dtype=np.float64)[:, None]
@@ -165,12 +226,46 @@ def _success_curve(r: pd.DataFrame, n_boot: int, ci: float, seed: int) -> pd.Dat
         frame.insert(0, "arm", str(arm))
         frame["n_seeds"] = len(seeds)
         frame["n_tasks"] = int(g["task_id"].nunique())
-        frame["resampled"] = "seeds" if len(seeds) >= 2 else "tasks"
+        frame["resampled"] = "seeds+tasks" if hier else "seeds" if len(seeds) >= 2 else "tasks"
         frames.append(frame)
     if not frames:
         cols = ["arm", "attempt", "success_rate", "ci_low", "ci_high", "n_seeds", "n_tasks"]
         return pd.DataFrame({c: [] for c in [*cols, "resampled"]})
     return pd.concat(frames, ignore_index=True)
+
+
+def deterministic_arms(results: pd.DataFrame) -> pd.DataFrame:
+    """Whether each arm gave identical outcomes for every seed.
+
+    An arm is *deterministic across seeds* when it ran at least two seeds and every seed has
+    the same task universe with the same ``solved_at`` per task. Its seeds then carry no
+    information about run-to-run variation: a seed-level interval has zero width, and the
+    hierarchical one reflects task sampling only.
+
+    Returns:
+        Columns ``arm``, ``n_seeds``, ``deterministic`` (bool).
+
+    Example:
+        >>> import pandas as pd
+        >>> from costeer_lab.testing import example_results
+        >>> two = pd.concat([example_results(), example_results().assign(seed=1)])
+        >>> deterministic_arms(two)["deterministic"].tolist()
+        [True, True]
+    """
+    return _deterministic(_task_outcomes(validate_results(results)))
+
+
+def _deterministic(outcomes: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for arm, g in outcomes.groupby("arm", sort=True):
+        per_seed = [
+            tuple(zip(gs["task_id"], gs["solved_at"].fillna(-1.0), strict=True))
+            for _, gs in g.groupby("seed", sort=True)
+        ]
+        same = len(per_seed) >= 2 and all(p == per_seed[0] for p in per_seed[1:])
+        rows.append((str(arm), len(per_seed), same))
+    out = pd.DataFrame(rows, columns=["arm", "n_seeds", "deterministic"])
+    return out.astype({"n_seeds": "int64", "deterministic": "bool"})
 
 
 def first_try_success(results: pd.DataFrame) -> pd.DataFrame:
@@ -234,11 +329,14 @@ def success_lift(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
+    bootstrap: str = "hierarchical",
 ) -> pd.DataFrame:
     """Final-success difference of every arm vs ``baseline``, paired by seed, with a bootstrap CI.
 
-    With two or more shared seeds the per-seed differences are resampled; with one shared seed the
-    tasks are resampled (paired by task when both universes are equal, else independently).
+    Hierarchical (default): shared seeds are resampled, then each drawn seed's tasks (paired by
+    task when both universes of the seed are equal, else independently). ``"seeds"``: with two
+    or more shared seeds the per-seed differences are resampled; with one shared seed the tasks
+    are resampled as above.
 
     Returns:
         Columns ``arm``, ``baseline``, ``n_pairs`` (shared seeds), ``arm_success``,
@@ -253,12 +351,17 @@ def success_lift(
         >>> success_lift(example_results(), baseline="no_knowledge", n_boot=100)["lift"].tolist()
         [-0.5]
     """
-    _check_boot(n_boot, ci)
-    return _success_lift(validate_results(results), baseline, n_boot, ci, seed)
+    _check_boot(n_boot, ci, bootstrap)
+    return _success_lift(validate_results(results), baseline, n_boot, ci, seed, bootstrap)
 
 
 def _success_lift(
-    r: pd.DataFrame, baseline: str, n_boot: int, ci: float, seed: int
+    r: pd.DataFrame,
+    baseline: str,
+    n_boot: int,
+    ci: float,
+    seed: int,
+    bootstrap: str = "hierarchical",
 ) -> pd.DataFrame:
     outcomes = _task_outcomes(r)
     arms = sorted(str(a) for a in outcomes["arm"].unique())
@@ -277,12 +380,15 @@ def _success_lift(
         row: dict[str, object] = {"arm": arm, "baseline": baseline, "n_pairs": len(shared)}
         nan = float("nan")
         row.update(arm_success=nan, baseline_success=nan, lift=nan, ci_low=nan, ci_high=nan)
-        row["resampled"] = "seeds" if len(shared) >= 2 else "tasks"
+        hier = bootstrap == "hierarchical" and len(shared) >= 2
+        row["resampled"] = "seeds+tasks" if hier else "seeds" if len(shared) >= 2 else "tasks"
         if shared:
             diffs = (a.loc[shared] - b.loc[shared]).to_numpy(dtype=np.float64)
             point = np.array([diffs.mean()])
             rng = _rng(seed, "lift", arm, baseline)
-            if len(shared) >= 2:
+            if hier:
+                boot = _hier_lift_boot(solved, arm, baseline, shared, rng, n_boot)
+            elif len(shared) >= 2:
                 boot = _bootstrap(diffs[:, None], lambda m: m.mean(axis=0), rng, n_boot)
             else:
                 boot = _task_lift_boot(solved, arm, baseline, shared[0], rng, n_boot)
@@ -297,6 +403,26 @@ def _success_lift(
         rows.append(row)
     cols = ["arm", "baseline", "n_pairs", "arm_success", "baseline_success", "lift"]
     return pd.DataFrame(rows, columns=[*cols, "ci_low", "ci_high", "resampled"])
+
+
+def _hier_lift_boot(
+    solved: pd.DataFrame,
+    arm: str,
+    baseline: str,
+    seeds: list[int],
+    rng: np.random.Generator,
+    n: int,
+) -> FloatArray:
+    """Seeds, then tasks within each drawn seed: paired rows ``(win_arm, win_baseline)`` when
+    the seed's universes agree, else each side resampled on its own."""
+    picks = rng.integers(0, len(seeds), size=n * len(seeds)).reshape(n, len(seeds))
+    total = np.zeros((n, 1), dtype=np.float64)
+    for j in range(len(seeds)):
+        for g, s in enumerate(seeds):
+            rows = np.flatnonzero(picks[:, j] == g)
+            if len(rows):
+                total[rows] += _task_lift_boot(solved, arm, baseline, s, rng, len(rows))
+    return total / len(seeds)
 
 
 def _task_lift_boot(

@@ -4,8 +4,14 @@ Output directory layout (``out``)::
 
     spec.json            the validated spec (seeds included)
     kb/<arm>-seed<s>.db  one SQLite store per (arm, seed): knowledge, query log, step records
-    results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS
+    kb/<stage>/<arm>-seed<s>.db   the same per stage, for a staged spec (``stages``)
+    results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS — plus a
+                         ``stage`` column (``""`` for a spec without stages)
     report.html          written by ``report_experiment``
+
+Knowledge carry-over: a stage with ``carry_knowledge`` starts each (arm, seed) from a copy
+(SQLite online backup) of its store at the end of the previous stage; ``start_from`` does the
+same for the first stage from an earlier run's directory.
 
 Runs resume: rerunning the same spec into the same directory continues every (arm, seed) from
 its last completed step (each step is one store transaction).
@@ -15,6 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
@@ -33,36 +42,63 @@ from costeer_lab.experiment._benchmark import (
     coder_and_check_columns,
 )
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
-from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
 from costeer_lab.store import SQLiteStore
 
-__all__ = ["attempt_rows", "run_arm", "run_experiment", "select_tasks"]
+__all__ = ["attempt_rows", "copy_store", "run_arm", "run_experiment", "select_tasks"]
 
 SEEDED_META = "experiment.seed_knowledge"
+
+
+def _selected(suite: Any, sel: Any) -> list[str]:
+    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
+    if sel.match is not None:
+        ids = [i for i in ids if re.search(sel.match, i)]
+    return ids[: sel.limit] if sel.limit is not None else ids
 
 
 def select_tasks(
     suite: Any, spec: ExperimentSpec, seed_suite: Any = None
 ) -> tuple[list[Task], list[Task]]:
-    """``(targets, seed_tasks)`` for a spec; a task is never both. Seed tasks come from
-    ``seed_suite`` when given (``spec.seed_knowledge.suite``), else from ``suite``."""
-    sel = spec.tasks
-    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
-    if sel.limit is not None:
-        ids = ids[: sel.limit]
+    """``(targets, seed_tasks)`` for a spec; a task is never both (the targets of every stage
+    of a staged spec are left out of the seed knowledge). Seed tasks come from ``seed_suite``
+    when given (``spec.seed_knowledge.suite``), else from ``suite``."""
+    ids = _selected(suite, spec.tasks)
+    every = set(ids).union(*(_selected(suite, st.tasks) for st in spec.stages))
     source = suite if seed_suite is None else seed_suite
     seed_ids: list[str] = []
     if spec.seed_knowledge.split is not None:
-        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in set(ids)]
+        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in every]
         if spec.seed_knowledge.limit is not None:
             seed_ids = seed_ids[: spec.seed_knowledge.limit]
     return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
 
 
+def copy_store(src: Path, dst: Path) -> None:
+    """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically.
+
+    Raises:
+        ConfigurationError: ``src`` does not exist.
+    """
+    if not src.is_file():
+        raise ConfigurationError(f"cannot carry knowledge over: no store at {src}")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    target = sqlite3.connect(tmp)
+    try:
+        source.backup(target)
+    finally:
+        target.close()
+        source.close()
+    os.replace(tmp, dst)
+
+
 def attempt_rows(
-    attempts: Sequence[Mapping[str, Any]], arm: str, seed: int
+    attempts: Sequence[Mapping[str, Any]], arm: str, seed: int, stage: str = ""
 ) -> list[dict[str, Any]]:
-    """Results rows (``RESULT_COLUMNS``) from EvoAgent step records."""
+    """Results rows (``RESULT_COLUMNS`` and ``stage``) from EvoAgent step records."""
     rows = []
     for a in attempts:
         fb = SingleFeedback.from_dict(a["feedback"])
@@ -94,6 +130,7 @@ def attempt_rows(
                 "feedback_detail": str(fb.details.get("feedback_detail", "")),
                 "infra_error": str(fb.details.get("infrastructure_error", "")),
                 **coder_and_check_columns(out, fb),
+                "stage": stage,
             }
         )
     return rows
@@ -119,11 +156,15 @@ def run_arm(
     evaluator: Any,
     progress: bool = True,
     seed_suite: Any = None,
+    stage: str = "",
 ) -> list[dict[str, Any]]:
-    """Run (or resume) one (arm, seed) and return its results rows (seed knowledge: the
-    ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``)."""
+    """Run (or resume) one (arm, seed) of a stage and return its results rows (seed
+    knowledge: the ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``)."""
     seed_source = suite if seed_suite is None else seed_suite
-    run_id = f"{arm.name}-seed{seed}"
+    run_id = f"{arm.name}-seed{seed}" + (f"-{stage}" if stage else "")
+    if spec.shuffle_tasks:
+        targets = list(targets)
+        random.Random(f"task-order:{seed}").shuffle(targets)
     store = SQLiteStore(store_path)
     try:
         rag: Any = None
@@ -165,7 +206,7 @@ def run_arm(
         )
         item = EvolvingItem.from_tasks(targets, [suite.ground_truth(t.id) for t in targets])
         state = agent.run(item)
-        return attempt_rows(state.rows, arm.name, seed)
+        return attempt_rows(state.rows, arm.name, seed, stage)
     finally:
         close = getattr(kb, "close", None)
         if callable(close):
@@ -216,37 +257,55 @@ def run_experiment(
                 f"{out_dir} holds a run of a different spec; use another --out or --fresh"
             )
     if not resume:
-        for db in (out_dir / "kb").glob("*.db*"):
+        for db in (out_dir / "kb").glob("**/*.db*"):
             db.unlink()
     atomic_write_bytes(old_spec, json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
 
     suite = load_suite(spec.suite, **spec.suite_options)
     sk = spec.seed_knowledge
     seed_suite = load_suite(sk.suite, **sk.suite_options) if sk.suite is not None else None
-    targets, seed_tasks = select_tasks(suite, spec, seed_suite)
-    if not targets:
-        raise ConfigurationError(f"spec {spec.name!r} selects no tasks from suite {spec.suite!r}")
+    _, seed_tasks = select_tasks(suite, spec, seed_suite)
+    stages = list(spec.stages) or [StageSpec(name="main", tasks=spec.tasks)]
+    all_targets: list[Task] = []
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
         with _coder_executor(spec) as executor:
-            for arm in spec.arms:
-                for seed in spec.seeds:
-                    rows += run_arm(
-                        spec,
-                        arm,
-                        seed,
-                        suite=suite,
-                        targets=targets,
-                        seed_tasks=seed_tasks,
-                        store_path=out_dir / "kb" / f"{arm.name}-seed{seed}.db",
-                        executor=executor,
-                        evaluator=evaluator,
-                        progress=progress,
-                        seed_suite=seed_suite,
+            for i, stage in enumerate(stages):
+                targets = [suite.task(t) for t in _selected(suite, stage.tasks)]
+                if not targets:
+                    raise ConfigurationError(
+                        f"spec {spec.name!r} (stage {stage.name!r}) selects no tasks from "
+                        f"suite {spec.suite!r}"
                     )
+                all_targets += targets
+                name = stage.name if spec.stages else ""
+                for arm in spec.arms:
+                    for seed in spec.seeds:
+                        db_name = f"{arm.name}-seed{seed}.db"
+                        path = out_dir / "kb" / name / db_name
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        if not path.exists():
+                            if i > 0 and stage.carry_knowledge:
+                                copy_store(out_dir / "kb" / stages[i - 1].name / db_name, path)
+                            elif i == 0 and spec.start_from is not None:
+                                copy_store(Path(spec.start_from) / "kb" / db_name, path)
+                        rows += run_arm(
+                            spec,
+                            arm,
+                            seed,
+                            suite=suite,
+                            targets=targets,
+                            seed_tasks=seed_tasks,
+                            store_path=path,
+                            executor=executor,
+                            evaluator=evaluator,
+                            progress=progress,
+                            seed_suite=seed_suite,
+                            stage=name,
+                        )
     finally:
         evaluator.close()
-    add_task_columns(rows, targets)
-    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *BENCHMARK_COLUMNS])
+    add_task_columns(rows, all_targets)
+    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *BENCHMARK_COLUMNS, "stage"])
     return save_results(df, out_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +20,7 @@ from pydantic import (
 
 from costeer_lab.errors import ConfigurationError
 
-__all__ = ["ArmSpec", "ExperimentSpec", "load_spec"]
+__all__ = ["ArmSpec", "ExperimentSpec", "StageSpec", "load_spec"]
 
 
 class _Strict(BaseModel):
@@ -27,11 +28,23 @@ class _Strict(BaseModel):
 
 
 class TaskSelection(_Strict):
-    """Which tasks of the suite to evolve: a split, explicit ids, and/or a limit."""
+    """Which tasks of the suite to evolve: a split, explicit ids, a regular expression the ids
+    must match (``re.search``), and/or a limit (applied last)."""
 
     split: str | None = "test"
     ids: list[str] | None = None
+    match: str | None = None
     limit: int | None = Field(default=None, ge=1)
+
+    @field_validator("match")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"match {v!r} is not a regular expression: {exc}") from None
+        return v
 
 
 class SeedKnowledge(_Strict):
@@ -52,13 +65,47 @@ class ArmSpec(_Strict):
 
     ``rag``: ``none`` (no knowledge), ``v1`` (similar successful implementations) or ``v2`` (graph
     KB: former traces + components + errors). ``rag_options`` override RAG settings for this arm,
-    e.g. ``{"error_query": false}`` for "V2 without the error query".
+    e.g. ``{"error_query": false}`` for "V2 without the error query"; every key is checked
+    against the options the strategy honours
+    (:func:`costeer_lab.knowledge.rag_option_keys`), so a misspelt or inapplicable key is an
+    error, never a silently unchanged arm.
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     rag: Literal["none", "v1", "v2"] = "none"
     rag_options: dict[str, Any] = Field(default_factory=dict)
     seed_knowledge: bool = True
+
+    @model_validator(mode="after")
+    def _options_honoured(self) -> ArmSpec:
+        if self.rag == "none":
+            if self.rag_options:
+                raise ValueError(
+                    f"arm {self.name!r} uses no knowledge (rag: none), so rag_options "
+                    f"{sorted(self.rag_options)} would be ignored; remove them or set rag"
+                )
+            return self
+        from costeer_lab.errors import InvalidInputError
+        from costeer_lab.knowledge import validate_rag_options
+
+        try:
+            validate_rag_options(self.rag, self.rag_options)
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
+class StageSpec(_Strict):
+    """One stage of a staged experiment: its tasks, and whether knowledge carries over.
+
+    With ``carry_knowledge`` every (arm, seed) starts from a copy of its knowledge base at the
+    end of the previous stage (the first stage: of ``start_from``, when set), so errors fixed
+    and tasks solved earlier are retrievable; run ids get the stage name as a suffix.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    tasks: TaskSelection = Field(default_factory=TaskSelection)
+    carry_knowledge: bool = True
 
 
 class Parallelism(_Strict):
@@ -89,6 +136,12 @@ class ExperimentSpec(_Strict):
     max_loop: int = Field(default=5, ge=1, le=1000)
     max_trials: int | None = Field(default=None, ge=1)
     parallelism: Parallelism = Field(default_factory=Parallelism)
+    #: Stages run in order (empty: one stage with ``tasks``); see :class:`StageSpec`.
+    stages: list[StageSpec] = Field(default_factory=list)
+    #: Directory of an earlier run: each (arm, seed) starts from its ``kb/<arm>-seed<s>.db``.
+    start_from: str | None = None
+    #: Shuffle each seed's task order with that seed (coders see tasks in a seeded order).
+    shuffle_tasks: bool = False
 
     @field_validator("coder")
     @classmethod
@@ -104,6 +157,9 @@ class ExperimentSpec(_Strict):
             raise ValueError(f"arm names must be unique, got {names}")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be unique, got {self.seeds}")
+        stages = [st.name for st in self.stages]
+        if len(set(stages)) != len(stages):
+            raise ValueError(f"stage names must be unique, got {stages}")
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -39,8 +39,15 @@ if TYPE_CHECKING:
         make_rag_strategy,
         open_kb,
     )
+    from costeer_lab.knowledge._harmful import (
+        HarmfulItem,
+        binomial_tail,
+        find_harmful,
+        harmful_items,
+    )
     from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
     from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+    from costeer_lab.knowledge._options import rag_option_keys, validate_rag_options
     from costeer_lab.knowledge._querylog import QUERY_LOG_KIND, QueryLogger, iter_query_log
     from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
     from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
@@ -57,6 +64,12 @@ _LAZY: dict[str, str] = {
     "make_extractor": "._factory",
     "make_rag_strategy": "._factory",
     "open_kb": "._factory",
+    "rag_option_keys": "._options",
+    "validate_rag_options": "._options",
+    "HarmfulItem": "._harmful",
+    "binomial_tail": "._harmful",
+    "find_harmful": "._harmful",
+    "harmful_items": "._harmful",
     "KnowledgeBaseV1": "._kb_v1",
     "KnowledgeBaseV2": "._kb_v2",
     "QUERY_LOG_KIND": "._querylog",
@@ -72,6 +85,7 @@ __all__ = [
     "QUERY_LOG_KIND",
     "BuiltinComponentExtractor",
     "ComponentExtractor",
+    "HarmfulItem",
     "KnowledgeBaseV1",
     "KnowledgeBaseV2",
     "KnowledgeSampler",
@@ -80,8 +94,11 @@ __all__ = [
     "RAGSettings",
     "RAGStrategyV1",
     "RAGStrategyV2",
+    "binomial_tail",
     "error_fingerprint",
     "extract_errors",
+    "find_harmful",
+    "harmful_items",
     "iter_query_log",
     "kb_search",
     "kb_stats",
@@ -89,6 +106,8 @@ __all__ = [
     "make_rag_strategy",
     "normalize_component",
     "open_kb",
+    "rag_option_keys",
+    "validate_rag_options",
 ]
 
 

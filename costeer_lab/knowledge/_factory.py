@@ -11,6 +11,7 @@ from costeer_lab.errors import UnknownNameError, did_you_mean
 from costeer_lab.knowledge._components import ComponentExtractor
 from costeer_lab.knowledge._kb_v1 import KB1_COLLECTION, KnowledgeBaseV1
 from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+from costeer_lab.knowledge._options import validate_rag_options
 from costeer_lab.knowledge._querylog import QUERY_LOG_KIND
 from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
 from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
@@ -142,17 +143,18 @@ def make_rag_strategy(
 ) -> RAGStrategyV1 | RAGStrategyV2:
     """A RAG strategy by name; ``options`` override :class:`RAGSettings` fields.
 
+    Raises:
+        UnknownNameError: unknown ``name``.
+        InvalidInputError: an option the strategy does not honour, or a bad value (see
+            :func:`validate_rag_options`).
+
     Example:
         >>> make_rag_strategy("v2", seed=3, max_former_traces=5).settings.max_former_traces
         5
     """
-    if name not in _VERSIONS:
-        raise UnknownNameError(f"unknown RAG strategy {name!r}; {did_you_mean(name, _VERSIONS)}")
-    fields = get_settings().rag.model_dump()
-    fields.update(options)
     if seed is not None:
-        fields["seed"] = seed
-    settings = RAGSettings.model_validate(fields)
+        options = {**options, "seed": seed}
+    settings = validate_rag_options(name, options)
     return RAGStrategyV1(settings) if name == "v1" else RAGStrategyV2(settings)
 
 

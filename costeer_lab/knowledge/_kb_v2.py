@@ -110,27 +110,37 @@ class KnowledgeBaseV2:
         self.success: dict[str, Success] = {}
         self.comp_success: dict[str, set[str]] = {}
         self.error_fixes: dict[str, list[Fix]] = {}
+        self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
         for key, data in self.store.iter_records(ATTEMPT_KIND):
             self._apply(key, data)
 
     def _apply(self, key: str, d: dict[str, Any]) -> None:
+        """Fold one attempt record into the lookups.
+
+        Error → fix links cross runs: a success of a task links every error its failed attempts
+        hit in any run (earlier ones), and a failed attempt of a task that already has a success
+        links its errors to that success.
+        """
         if key in self._applied:
             return
         self._applied.add(key)
         task_id, td, run = d["task_id"], d["td"], d["run_id"]
         self.task_td[task_id] = td
         if d.get("trace"):
-            self.attempts.setdefault((run, task_id), []).append(
-                Attempt(
-                    int(d["attempt"]),
-                    d["trace"],
-                    bool(d["succeeded"]),
-                    int(d["level"]),
-                    d.get("score"),
-                    tuple((fp, line) for fp, line in d.get("errors", [])),
-                )
+            att = Attempt(
+                int(d["attempt"]),
+                d["trace"],
+                bool(d["succeeded"]),
+                int(d["level"]),
+                d.get("score"),
+                tuple((fp, line) for fp, line in d.get("errors", [])),
             )
+            self.attempts.setdefault((run, task_id), []).append(att)
+            self._task_runs.setdefault(task_id, []).append(run)
+            done = self.success.get(td)
+            if not att.succeeded and done is not None and att.errors:
+                self._link_fixes([att], done, td)
         if not d["succeeded"]:
             return
         entry = self.success.get(td)
@@ -139,13 +149,18 @@ class KnowledgeBaseV2:
             for comp in self.graph.G.adj[td]:
                 if self.graph.kind(comp) == COMPONENT:
                     self.comp_success.setdefault(comp, set()).add(td)
+            runs = dict.fromkeys(self._task_runs.get(task_id, ()))
+            failed = [
+                a for r in runs for a in self.attempts.get((r, task_id), ()) if not a.succeeded
+            ]
+            self._link_fixes(failed, entry, td)
         elif d["provenance"] == GROUND_TRUTH:
             entry.provenance = GROUND_TRUTH
         if run:
             entry.runs.add(run)
-        for a in self.attempts.get((run, task_id), ()):
-            if a.succeeded:
-                continue
+
+    def _link_fixes(self, failed: Sequence[Attempt], entry: Success, td: str) -> None:
+        for a in failed:
             for fp, line in a.errors:
                 self.error_fixes.setdefault(self._error_id(fp), []).append(
                     Fix(fp, line, a.trace, entry.node, td)

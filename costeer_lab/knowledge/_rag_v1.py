@@ -38,12 +38,16 @@ class RAGStrategyV1:
     """
 
     name = "v1"
-    query_kinds: tuple[str, ...] = ("former_trace", "similar")
+    #: Every query kind of the strategy; ``query_kinds`` holds those the settings leave on.
+    all_query_kinds: tuple[str, ...] = ("former_trace", "similar")
 
     def __init__(self, settings: RAGSettings | None = None) -> None:
         self.settings = settings or get_settings().rag
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
+        self.query_kinds: tuple[str, ...] = tuple(
+            k for k in self.all_query_kinds if getattr(s, f"{k}_query")
+        )
 
     def generate_knowledge(
         self,
@@ -81,8 +85,13 @@ class RAGStrategyV1:
             fails = [k for k in kb.traces.get((run_id, task.id), ()) if not k.feedback.succeeded]
             if len(fails) >= s.trial_limit:
                 failed.add(task.id)
-            former[task.id] = tuple(fails[-s.max_former_traces :]) if s.max_former_traces else ()
-            log.add(task.id, "former_trace", [(k.id, 1.0) for k in former[task.id]])
+            keep = s.max_former_traces if s.former_trace_query else 0
+            former[task.id] = tuple(fails[-keep:]) if keep else ()
+            if s.former_trace_query:
+                log.add(task.id, "former_trace", [(k.id, 1.0) for k in former[task.id]])
+            if not s.similar_query:
+                similar[task.id] = ()
+                continue
             pool = s.max_similar * (1 if s.sampler == "top" else s.candidate_multiplier)
             ranked = kb.similar_successful(task.get_task_information(), pool, exclude=task.id)
             picked = self.sampler.sample(

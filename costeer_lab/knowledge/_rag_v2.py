@@ -21,6 +21,7 @@ from costeer_lab.graph import COMPONENT, node_id
 from costeer_lab.index import SearchResult
 from costeer_lab.knowledge._attempts import as_triples, deteriorated
 from costeer_lab.knowledge._error_query import error_fix_candidates
+from costeer_lab.knowledge._harmful import harmful_items
 from costeer_lab.knowledge._kb_v2 import (
     GROUND_TRUTH,
     Attempt,
@@ -46,9 +47,9 @@ class RAGStrategyV2:
     * **former trace**: the task's own last attempts in this run (deteriorated ones dropped,
       optionally keeping the latest); past ``trial_limit`` failed attempts the task is failed;
     * **similar**: successful tasks with the most similar descriptions (FAISS);
-    * **component**: successful tasks sharing the task's components — the neighbourhoods of the
-      component nodes are intersected, rarest first, as long as enough tasks remain, then ranked
-      by description similarity, balancing ground-truth and self-earned knowledge;
+    * **component**: successful tasks sharing the most of the task's components first (the
+      method's intersection tiers), description similarity breaking ties within a tier,
+      balancing ground-truth and self-earned knowledge;
     * **error**: for the fingerprints of the last feedback, ``(error, failing code, fixed code)``
       triples from tasks that hit the same error node and later succeeded (falling back to
       errors with a similar fingerprint embedding).
@@ -69,12 +70,16 @@ class RAGStrategyV2:
     """
 
     name = "v2"
-    query_kinds: tuple[str, ...] = ("former_trace", "similar", "component", "error")
+    #: Every query kind of the strategy; ``query_kinds`` holds those the settings leave on.
+    all_query_kinds: tuple[str, ...] = ("former_trace", "similar", "component", "error")
 
     def __init__(self, settings: RAGSettings | None = None) -> None:
         self.settings = settings or get_settings().rag
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
+        self.query_kinds: tuple[str, ...] = tuple(
+            k for k in self.all_query_kinds if getattr(s, f"{k}_query")
+        )
 
     # -- knowledge generation --------------------------------------------------------------------
     def generate_knowledge(
@@ -124,6 +129,8 @@ class RAGStrategyV2:
         solved: dict[str, tuple[str, str]] = {}
         failed: set[str] = set()
         plans: dict[str, _Plan] = {}
+        on = set(self.query_kinds)
+        harmful = harmful_items(kb.store, s) if s.demote_harmful else None
         for task in tasks:
             td = kb.td_of(task)
             if kb.is_solved(task.id, run_id=run_id):
@@ -135,10 +142,18 @@ class RAGStrategyV2:
             vec = kb.query_vector(task.get_task_information())
             near = nearest(kb, vec) if kb.success else None
             plans[task.id] = _Plan(
-                former=[(td, a.trace) for a in self._former(kb, task, run_id)],
-                similar=self._similar(kb, task, vec, key, near),
-                component=self._component(kb, task, vec, key, near),
-                errors=self._errors(kb, task, last_feedback.get(task.id), key),
+                former=[(td, a.trace) for a in self._former(kb, task, run_id)]
+                if "former_trace" in on
+                else [],
+                similar=self._similar(kb, task, vec, key, near, harmful)
+                if "similar" in on
+                else [],
+                component=self._component(kb, task, vec, key, near, harmful)
+                if "component" in on
+                else [],
+                errors=self._errors(kb, task, last_feedback.get(task.id), key)
+                if "error" in on
+                else [],
             )
         pairs = list(solved.values())
         for p in plans.values():
@@ -174,10 +189,14 @@ class RAGStrategyV2:
                 for f, sc in p.errors
                 if (f.td, f.failed_trace) in ks and (f.td, f.success) in ks
             )
-            log.add(tid, "former_trace", [(k.id, 1.0) for k in former[tid]])
-            log.add(tid, "similar", [(x.knowledge.id, x.score) for x in similar[tid]])
-            log.add(tid, "component", [(x.knowledge.id, x.score) for x in comps[tid]])
-            log.add(tid, "error", [(f.fixed.id, f.score) for f in fixes[tid]])
+            logged = {
+                "former_trace": [(k.id, 1.0) for k in former[tid]],
+                "similar": [(x.knowledge.id, x.score) for x in similar[tid]],
+                "component": [(x.knowledge.id, x.score) for x in comps[tid]],
+                "error": [(f.fixed.id, f.score) for f in fixes[tid]],
+            }
+            for kind in self.query_kinds:
+                log.add(tid, kind, logged[kind])
         log.flush()
         return QueriedKnowledge(
             success_task_to_knowledge={t: ks[p] for t, p in solved.items() if p in ks},
@@ -219,16 +238,21 @@ class RAGStrategyV2:
         vec: Vector,
         key: tuple[object, ...],
         near: SearchResult | None = None,
+        harmful: Mapping[str, object] | None = None,
     ) -> list[tuple[str, float]]:
-        """Similar query: successful task descriptions closest to the task's (itself excluded)."""
+        """Similar query: successful task descriptions closest to the task's (itself excluded);
+        with ``harmful`` (``demote_harmful``), flagged items move behind all others."""
         s = self.settings
         if s.max_similar == 0 or not kb.success:
             return []
         own = kb.td_of(task)
-        pool = s.max_similar * (1 if s.sampler == "top" else s.candidate_multiplier)
+        widen = s.sampler != "top" or bool(harmful)
+        pool = s.max_similar * (s.candidate_multiplier if widen else 1)
         ranked = search_successful(
             kb, vec, pool, lambda td: td != own and td in kb.success, kb.success.keys(), near
         )
+        if harmful:
+            ranked.sort(key=lambda x: kb.success[x[0]].node in harmful)
         return self.sampler.sample(
             ranked, s.max_similar, scores=[x[1] for x in ranked], key=(*key, "similar")
         )
@@ -240,45 +264,47 @@ class RAGStrategyV2:
         vec: Vector,
         key: tuple[object, ...],
         near: SearchResult | None = None,
+        harmful: Mapping[str, object] | None = None,
     ) -> list[tuple[str, float]]:
-        """Component query: successful tasks sharing the task's components.
+        """Component query: successful tasks sharing the most components with the task.
 
-        The successful neighbourhoods of the task's component nodes are intersected, rarest
-        first, each step kept only when some task remains, giving nested tiers. Candidates are
-        taken from the deepest tier first (then shallower tiers, then each component alone),
-        ranked by description similarity within a tier, until ``k * candidate_multiplier`` are
-        found; they are ordered by the exact fraction of shared components (the score), then
-        similarity, and ``component_gt_ratio`` of the ``k`` picks come from ground truth.
+        The method's intersection tiers: tier ``m`` holds the successful tasks sharing exactly
+        ``m`` of the task's components. Tiers are visited from the largest ``m`` down; within a
+        tier, description similarity only breaks ties. The first ``k * candidate_multiplier``
+        candidates form the pool; ``component_gt_ratio`` of the ``k`` picks come from ground
+        truth (a side that runs short is filled from the other). The score of a pick is the
+        fraction of the task's components it shares. With ``harmful`` (``demote_harmful``),
+        flagged items move behind all others.
         """
         s = self.settings
         k = s.max_component_matches
         comps = [node_id(COMPONENT, c) for c in kb.components_of(task)]
         own = kb.td_of(task)
-        sets = sorted((kb.comp_success[c] for c in comps if c in kb.comp_success), key=len)
-        if k == 0 or not sets:
+        shared: dict[str, int] = {}
+        for c in comps:
+            for td in kb.comp_success.get(c, ()):
+                if td != own:
+                    shared[td] = shared.get(td, 0) + 1
+        if k == 0 or not shared:
             return []
-        tiers: list[set[str]] = [sets[0]]
-        for other in sets[1:]:
-            narrowed = tiers[-1] & other
-            if narrowed:
-                tiers.append(narrowed)
-        order = [*reversed(tiers), *sets[1:]]
+        tiers: dict[int, set[str]] = {}
+        for td, m in shared.items():
+            tiers.setdefault(m, set()).add(td)
         pool_size = k * s.candidate_multiplier
-        query_comps = set(comps)
         pool: list[tuple[str, float, float]] = []  # (td, share, similarity)
-        taken: set[str] = {own}
-        adj = kb.graph.G.adj
-        for tier in order:
+        for m in sorted(tiers, reverse=True):
             if len(pool) >= pool_size:
                 break
-            want = pool_size - len(pool) + len(taken)
-            for td, sim in search_successful(kb, vec, want, tier, near=near):
-                if td in taken or len(pool) >= pool_size:
-                    continue
-                share = len(query_comps.intersection(adj[td])) / len(query_comps)
-                pool.append((td, share, sim))
-                taken.add(td)
-        pool.sort(key=lambda x: (-x[1], -x[2]))
+            tier = tiers[m]
+            want = min(pool_size - len(pool), len(tier))
+            ranked = search_successful(kb, vec, want, tier, near=near)
+            pool += [(td, m / len(comps), sim) for td, sim in ranked]
+
+        def order(x: tuple[str, float, float]) -> tuple[bool, float, float]:
+            flagged = harmful is not None and kb.success[x[0]].node in harmful
+            return flagged, -x[1], -x[2]
+
+        pool.sort(key=order)
         gt = [x for x in pool if kb.success[x[0]].provenance == GROUND_TRUTH]
         earned = [x for x in pool if kb.success[x[0]].provenance != GROUND_TRUTH]
         n_gt = min(len(gt), max(round(k * s.component_gt_ratio), k - len(earned)))
@@ -286,7 +312,7 @@ class RAGStrategyV2:
         picked += self.sampler.sample(
             earned, k - len(picked), scores=[x[2] for x in earned], key=(*key, "self")
         )
-        picked.sort(key=lambda x: (-x[1], -x[2]))
+        picked.sort(key=order)
         return [(td, share) for td, share, _ in picked]
 
     def _errors(

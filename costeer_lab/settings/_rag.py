@@ -43,6 +43,13 @@ class RAGSettings(BaseModel):
         component_extractor: ``builtin`` (deterministic) or ``llm`` (through ``openai``).
         llm_model: model of the LLM component extractor.
         log_queries: write a ``query_log`` record per query.
+        former_trace_query / similar_query / component_query / error_query: run that query
+            kind (``false`` ablates it: the kind is neither run, logged nor handed to the coder).
+        demote_harmful: move knowledge items flagged harmful (retrieved at least
+            ``harmful_min_retrievals`` times in this KB, followed by a success less often than
+            chance at level ``harmful_alpha``) behind all other candidates.
+        harmful_min_retrievals / harmful_alpha: the harmful-memory test (see
+            :func:`costeer_lab.knowledge.harmful_items`).
 
     Example:
         >>> RAGSettings().max_former_traces
@@ -69,3 +76,10 @@ class RAGSettings(BaseModel):
     component_extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str = "gpt-4o-mini"
     log_queries: bool = True
+    former_trace_query: bool = True
+    similar_query: bool = True
+    component_query: bool = True
+    error_query: bool = True
+    demote_harmful: bool = False
+    harmful_min_retrievals: int = Field(default=3, ge=1)
+    harmful_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)

@@ -26,13 +26,18 @@ import pandas as pd
 from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
+    arm_agreement,
     arm_differences,
     attempts_to_success,
+    calibrated_hit_rate,
+    compare_arms,
+    harmful_knowledge,
     hit_rate,
     knowledge_usage,
     load_results,
     retrieval_success,
     success_lift,
+    success_linked,
     summary_table,
     validate_results,
 )
@@ -52,6 +57,10 @@ REPORT_SECTIONS = (
     "Success per attempt",
     "Attempts to success",
     "Retrieval",
+    "Retrieval linked to success",
+    "Arm comparisons",
+    "Stages and knowledge carry-over",
+    "Harmful knowledge",
     "Knowledge usage",
     "Knowledge-base growth",
     "Evaluation integrity",
@@ -126,6 +135,78 @@ def _spec_block(spec: Mapping[str, Any] | None, r: pd.DataFrame) -> str:
     return f"<h3>Seeds per arm</h3><ul>{items}</ul><h3>Spec</h3><pre>{html.escape(text)}</pre>"
 
 
+def _linked_block(r: pd.DataFrame, n_boot: int, ci: float, seed: int, embedder: str | None) -> str:
+    cal = calibrated_hit_rate(r, embedder=embedder)
+    linked = success_linked(r, embedder=embedder, n_boot=n_boot, ci=ci, seed=seed)
+    return (
+        '<p class="note">Per-kind definitions: a query is eligible when it could return '
+        "something (former traces and the error query from attempt 2, the error query only "
+        "after an attempt that failed with an error fingerprint) and hits when its best item "
+        "reaches the kind's own threshold (shown). The success-linked table compares the "
+        "success of eligible attempts where the kind hit (or the coder used one of its items) "
+        "with those where it did not: an association, not an effect; ablation arms measure "
+        "effects.</p><h3>Calibrated hit rate</h3>"
+        + _table(cal)
+        + "<h3>Success linked to retrieval</h3>"
+        + _table(linked)
+    )
+
+
+def _comparisons(r: pd.DataFrame, pairs: list[tuple[str, str]], **boot: Any) -> str:
+    if not pairs:
+        return '<p class="note">No pair of knowledge arms to compare.</p>'
+    out = []
+    for arm, ref in pairs:
+        sentence = compare_arms(r, arm, ref, **boot)
+        table = _table(arm_agreement(r, arm, ref))
+        out.append(f"<p>{html.escape(sentence)}</p>{table}")
+    return "".join(out)
+
+
+def _stages_block(r: pd.DataFrame, baseline: str, embedder: str | None, **boot: Any) -> str:
+    if "stage" not in r or r["stage"].nunique() < 2:
+        return '<p class="note">One stage: no knowledge carried over.</p>'
+    parts = []
+    for stage, g in r.groupby("stage", sort=False):
+        s = summary_table(g.reset_index(drop=True), baseline=baseline, **boot)
+        cols = ["arm", "final_success", "final_success_ci_low", "final_success_ci_high"]
+        cols += ["first_try_success", "mean_attempts", "lift", "lift_ci_low", "lift_ci_high"]
+        later = g[g["success"] & (g["attempt"] > 1)].groupby("arm").size()
+        table = s[cols].assign(solved_after_attempt_1=s["arm"].map(later).fillna(0).astype(int))
+        parts.append(f"<h3>Stage {html.escape(str(stage))}</h3>{_table(table)}")
+    cal = calibrated_hit_rate(r, embedder=embedder)
+    err = cal[cal["query_kind"] == "error"]
+    parts.append("<h3>Error query per stage</h3>" + _table(err))
+    return "".join(parts)
+
+
+def _harmful_block(r: pd.DataFrame) -> str:
+    found = harmful_knowledge(r)
+    return (
+        '<p class="note">Items retrieved (similar, component, error) at least 3 times whose '
+        "retrievals were followed by success less often than the arm's base rate (one-sided "
+        "binomial test, p &lt; 0.05). The <code>demote_harmful</code> RAG option moves such "
+        "items behind all others; an arm using it measures the effect.</p>" + _table(found)
+    )
+
+
+def _pairs(spec: Mapping[str, Any] | None, arms: list[str]) -> list[tuple[str, str]]:
+    """(arm, reference) pairs: every V2 arm against the first V1 arm (from the spec), and
+    every other V2 arm against the first plain V2 arm (ablations)."""
+    listed = spec.get("arms", []) if spec else []
+    arm_specs = [a for a in listed if isinstance(a, Mapping) and "name" in a]
+    kinds = {str(a["name"]): str(a.get("rag", "none")) for a in arm_specs}
+    opts = {str(a["name"]): a.get("rag_options") or {} for a in arm_specs}
+    present = [a for a in kinds if a in arms]
+    v1 = next((a for a in present if kinds[a] == "v1"), None)
+    v2 = [a for a in present if kinds[a] == "v2"]
+    pairs = [(a, v1) for a in v2 if v1 is not None]
+    if v2:
+        base = min(v2, key=lambda a: len(opts[a]))
+        pairs += [(a, base) for a in v2 if a != base]
+    return pairs
+
+
 def build_report(
     results: pd.DataFrame | str | os.PathLike[str],
     out_path: str | os.PathLike[str],
@@ -157,7 +238,8 @@ def build_report(
     ):
         raise InvalidInputError("extra_tables must map headings to pandas DataFrames")
     boot: dict[str, Any] = {"n_boot": n_boot, "ci": ci, "seed": seed}
-    summary = summary_table(r, baseline=baseline, threshold=threshold, **boot)
+    embedder = str(spec["embedder"]) if spec and isinstance(spec.get("embedder"), str) else None
+    summary = summary_table(r, baseline=baseline, threshold=threshold, embedder=embedder, **boot)
     arms = sorted(str(a) for a in r["arm"].unique())
     level = f"{round(100 * ci)}%"
     if baseline in arms:
@@ -178,6 +260,10 @@ def build_report(
         _plot(plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
         _plot(plot_hit_rate, r, "hit rate", threshold=threshold)
         + _table(hit_rate(r, threshold=threshold)),
+        _linked_block(r, n_boot, ci, seed, embedder),
+        _comparisons(r, _pairs(spec, arms), **boot),
+        _stages_block(r, baseline, embedder, **boot),
+        _harmful_block(r),
         _plot(plot_knowledge_usage, r, "knowledge usage") + _table(knowledge_usage(r).head(25)),
         _plot(plot_kb_growth, r, "knowledge-base growth"),
         _integrity_block(r),

@@ -49,7 +49,7 @@ def test_task_outcomes(table: pd.DataFrame) -> None:
 
 
 def test_success_curve_point_estimates(table: pd.DataFrame) -> None:
-    curve = success_curve(table, n_boot=200, seed=1)
+    curve = success_curve(table, n_boot=200, seed=1, bootstrap="seeds")
     assert _by_arm(curve, "attempt") == {NK: [1, 2, 3], KB: [1, 2, 3], SOLO: [1, 2]}
     assert _by_arm(curve, "success_rate") == {
         NK: [3 / 8, 1 / 2, 3 / 4],
@@ -64,7 +64,7 @@ def test_success_curve_point_estimates(table: pd.DataFrame) -> None:
 def test_success_curve_two_seed_ci_is_the_seed_range(table: pd.DataFrame) -> None:
     # with two seeds the resampled means take the values x, (x+y)/2, y with probabilities
     # 1/4, 1/2, 1/4, so the 2.5% and 97.5% quantiles are exactly min and max of the seeds.
-    curve = success_curve(table, n_boot=1000, ci=0.95, seed=3)
+    curve = success_curve(table, n_boot=1000, ci=0.95, seed=3, bootstrap="seeds")
     assert _by_arm(curve, "ci_low")[NK] == [1 / 4, 1 / 2, 3 / 4]
     assert _by_arm(curve, "ci_high")[NK] == [1 / 2, 1 / 2, 3 / 4]
     assert _by_arm(curve, "ci_low")[KB] == [1 / 2, 3 / 4, 3 / 4]
@@ -188,7 +188,7 @@ def test_knowledge_usage_retrieved_and_both(table: pd.DataFrame) -> None:
 
 
 def test_success_lift_paired_by_seed(table: pd.DataFrame) -> None:
-    out = success_lift(table, baseline=NK, n_boot=1000, seed=0).set_index("arm")
+    out = success_lift(table, baseline=NK, n_boot=1000, seed=0, bootstrap="seeds").set_index("arm")
     assert sorted(out.index) == [KB, SOLO]
     kb = out.loc[KB]
     assert (kb["n_pairs"], kb["resampled"]) == (2, "seeds")
@@ -199,7 +199,9 @@ def test_success_lift_paired_by_seed(table: pd.DataFrame) -> None:
     assert (solo["n_pairs"], solo["resampled"]) == (1, "tasks")
     assert solo["lift"] == -3 / 4
     assert solo["ci_low"] <= -3 / 4 <= solo["ci_high"]
-    again = success_lift(table, baseline=NK, n_boot=1000, seed=0).set_index("arm")
+    again = success_lift(table, baseline=NK, n_boot=1000, seed=0, bootstrap="seeds").set_index(
+        "arm"
+    )
     pd.testing.assert_frame_equal(out, again)
 
 

@@ -92,14 +92,14 @@ def _rounded(df: pd.DataFrame, cols: list[str]) -> list[tuple[float, ...]]:
 
 
 def test_bootstrap_intervals_are_pinned() -> None:
-    """The default bootstrap (1000 draws, seeded per metric and arm) gives these exact intervals:
+    """The seed bootstrap (1000 draws, seeded per metric and arm) gives these exact intervals:
     a change of the seeding, the number of draws or the percentile rule shows up here."""
     r = synthetic_results(n_seeds=6, n_tasks=12, seed=2)
-    assert _rounded(success_curve(r), ["ci_low", "ci_high"]) == [
+    assert _rounded(success_curve(r, bootstrap="seeds"), ["ci_low", "ci_high"]) == [
         (0.236111, 0.430556), (0.361111, 0.569444), (0.541667, 0.819444), (0.680556, 0.847222),
         (0.305556, 0.444444), (0.458333, 0.722222), (0.722222, 0.902778), (0.847222, 0.986111),
     ]  # fmt: skip
-    assert _rounded(success_lift(r), ["lift", "ci_low", "ci_high"]) == [
+    assert _rounded(success_lift(r, bootstrap="seeds"), ["lift", "ci_low", "ci_high"]) == [
         (0.166667, 0.111111, 0.222222)
     ]
     one_seed = synthetic_results(n_seeds=1, n_tasks=12, seed=2)

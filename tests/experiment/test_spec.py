@@ -16,7 +16,12 @@ FULL: dict[str, Any] = {
     "name": "full",
     "suite": "humaneval",
     "suite_options": {"limit": 7},
-    "tasks": {"split": "train", "ids": ["humaneval/1", "humaneval/2"], "limit": 2},
+    "tasks": {
+        "split": "train",
+        "ids": ["humaneval/1", "humaneval/2"],
+        "match": "/[12]$",
+        "limit": 2,
+    },
     "seed_knowledge": {"split": "test", "limit": 3},
     "coder": {"name": "llm", "model": "gpt-4.1-mini", "temperature": 0.5},
     "embedder": "hashing",
@@ -28,6 +33,20 @@ FULL: dict[str, Any] = {
     "max_loop": 9,
     "max_trials": 4,
     "parallelism": {"executor": "thread", "workers": 2, "dask_address": None},
+    "stages": [
+        {
+            "name": "one",
+            "tasks": {"split": "test", "ids": None, "match": None, "limit": 1},
+            "carry_knowledge": True,
+        },
+        {
+            "name": "two",
+            "tasks": {"split": "train", "ids": None, "match": "1", "limit": None},
+            "carry_knowledge": False,
+        },
+    ],
+    "start_from": "runs/earlier",
+    "shuffle_tasks": True,
 }
 
 

@@ -1,0 +1,68 @@
+"""The retrieval benchmark runs, writes the shared JSON shape, and its measures are sane; its
+labelled sets and scoring are checked by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # ``benchmarks`` is a top-level folder, not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.retrieval import ERRORS, _ranks, _tasks, similar_threshold, skeleton  # noqa: E402
+from costeer_lab.embed import get_embedder  # noqa: E402
+from costeer_lab.experiment import SIMILAR_THRESHOLDS, calibrated_hit_rate  # noqa: E402
+from costeer_lab.testing import make_row  # noqa: E402
+
+
+def test_skeleton_and_ranking_measures_by_hand() -> None:
+    assert skeleton("Mean($close, 10)/$close") == "Mean($close,N)/$close"
+    assert skeleton("Std($close, 5)/$close") != skeleton("Mean($close, 5)/$close")
+    # query 1: relevant {2, 3}, ranked 5 2 3 -> recall@1 0, recall@3 1, rr 1/2
+    # query 2: relevant {4}, ranked 4 ... -> recall 1, rr 1
+    assert _ranks([[5, 2, 3], [4, 1]], [{2, 3}, {4}], 1) == (0.5, 0.75)
+    assert _ranks([[5, 2, 3], [4, 1]], [{2, 3}, {4}], 3) == (1.0, 0.75)
+    assert _ranks([[1]], [{9}], 3) == (0.0, 0.0)
+    assert len(ERRORS) == 8 and all(len(v) == 5 for _, v in ERRORS)
+
+
+def test_the_similar_hit_threshold_is_the_one_the_benchmark_calibrates() -> None:
+    test, train = _tasks()
+    assert similar_threshold(get_embedder("hashing"), test, train) == SIMILAR_THRESHOLDS["hashing"]
+    rows = [make_row("v2", 0, "t", 1, False, retrieved={"similar": [("k", 0.8)]})]
+    hashing = calibrated_hit_rate(pd.DataFrame(rows), embedder="hashing")
+    minilm = calibrated_hit_rate(pd.DataFrame(rows), embedder="minilm")
+    assert hashing["n_hits"].tolist() == [1] and minilm["n_hits"].tolist() == [0]
+    assert hashing["threshold"].tolist() == [0.74] and minilm["threshold"].tolist() == [0.86]
+
+
+@pytest.mark.slow
+def test_retrieval_benchmark_quick_json(tmp_path: Path) -> None:
+    out = tmp_path / "retrieval.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.retrieval", "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "retrieval" and set(doc) == {"benchmark", "machine", "results"}
+    rows = {(r["case"], r["metric"]): r["value"] for r in doc["results"]}
+    for kind in ("similar", "similar_prose", "component", "error"):
+        for emb in ("hashing", "minilm"):
+            assert 0.0 <= rows[(f"{kind}/{emb}", "recall_at_3")] <= 1.0
+        assert rows[(kind, "minilm_vs_hashing_mrr_ratio")] > 0
+    # the task texts carry the formula: both embedders find a same-structure seed first
+    assert rows[("similar/hashing", "mrr")] > 0.9
+    assert rows[("embed", "minilm_vs_hashing_time_ratio")] > 1.0
+    assert rows[("minilm", "similar_hit_threshold")] == SIMILAR_THRESHOLDS["minilm"]
+    assert rows[("demo budget", "hashing_embed_s")] < rows[("demo budget", "minilm_embed_s")]

@@ -1,0 +1,74 @@
+"""Staged experiments carry each (arm, seed)'s knowledge base over; ``start_from`` starts a run
+from an earlier run's stores. Real suite, sandbox and SQLite stores."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from costeer_lab.errors import ConfigurationError
+from costeer_lab.experiment import copy_store, load_results, run_experiment
+
+
+def _runs(db: Path) -> set[str]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT json_extract(data, '$.run_id') FROM records WHERE kind='kg_attempt'"
+        ).fetchall()
+    finally:
+        con.close()
+    return {str(r[0]) for r in rows if r[0]}
+
+
+def _spec(cache_dir: Path, **over: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "name": "staged",
+        "suite": "alpha158",
+        "suite_options": {"n_instruments": 6, "n_days": 80, "cache_dir": str(cache_dir)},
+        "seed_knowledge": {"split": "train", "limit": 6},
+        "arms": [{"name": "rag_v2", "rag": "v2"}],
+        "stages": [
+            {"name": "learn", "tasks": {"ids": ["alpha158/MA10", "alpha158/STD10"]}},
+            {"name": "transfer", "tasks": {"ids": ["alpha158/MA60"]}},
+        ],
+        "seeds": [0],
+        "max_loop": 2,
+        "parallelism": {"executor": "thread", "workers": 2},
+    }
+    spec.update(over)
+    return spec
+
+
+def test_stages_carry_knowledge_and_start_from_reuses_a_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    results = load_results(run_experiment(_spec(tmp_path / "cache"), out, progress=False))
+    assert set(results["stage"]) == {"learn", "transfer"}
+    by_stage = results.groupby("stage")["task_id"].unique()
+    assert sorted(by_stage["learn"]) == ["alpha158/MA10", "alpha158/STD10"]
+    assert list(by_stage["transfer"]) == ["alpha158/MA60"]
+    assert set(results["run_id"]) == {"rag_v2-seed0-learn", "rag_v2-seed0-transfer"}
+    learn, transfer = out / "kb" / "learn" / "rag_v2-seed0.db", out / "kb" / "transfer"
+    assert _runs(learn) == {"rag_v2-seed0-learn"}
+    # the transfer store started from the learn store: both runs' attempts are in it
+    assert _runs(transfer / "rag_v2-seed0.db") == {"rag_v2-seed0-learn", "rag_v2-seed0-transfer"}
+
+    # a new experiment starting from the first one's transfer-stage stores
+    # (a staged run keeps its stores per stage, so its directory has no kb/<arm>-seed<s>.db)
+    again = _spec(
+        tmp_path / "cache", stages=[], tasks={"ids": ["alpha158/STD60"]}, start_from=str(out)
+    )
+    with pytest.raises(ConfigurationError, match="no store at"):
+        run_experiment(again, tmp_path / "second", progress=False)
+    again["start_from"] = str(tmp_path / "flat")
+    copy_store(transfer / "rag_v2-seed0.db", tmp_path / "flat" / "kb" / "rag_v2-seed0.db")
+    second = load_results(run_experiment(again, tmp_path / "second2", progress=False))
+    assert set(second["stage"]) == {""} and set(second["run_id"]) == {"rag_v2-seed0"}
+    assert _runs(tmp_path / "second2" / "kb" / "rag_v2-seed0.db") == {
+        "rag_v2-seed0-learn",
+        "rag_v2-seed0-transfer",
+        "rag_v2-seed0",
+    }
