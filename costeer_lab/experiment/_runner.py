@@ -307,5 +307,5 @@ def run_experiment(
     finally:
         evaluator.close()
     add_task_columns(rows, all_targets)
-    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *BENCHMARK_COLUMNS, "stage"])
+    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, "stage", *BENCHMARK_COLUMNS])
     return save_results(df, out_dir)
