@@ -25,7 +25,6 @@ import pandas as pd
 
 from costeer_lab._fs import atomic_write_bytes
 from costeer_lab._records import Knowledge, SingleFeedback, Task
-from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
@@ -190,27 +189,18 @@ def run_experiment(
         'results.parquet'
     """
     from costeer_lab.evaluate import MultiEvaluator
-    from costeer_lab.suites import load_suite
+    from costeer_lab.experiment._preflight import preflight
 
     spec = load_spec(spec)
     out_dir = Path(out)
+    checked = preflight(spec, out_dir, resume=resume)  # validate before writing anything
+    suite, targets, seed_tasks = checked.suite, checked.targets, checked.seed_tasks
     (out_dir / "kb").mkdir(parents=True, exist_ok=True)
-    old_spec = out_dir / "spec.json"
-    if old_spec.exists() and resume:
-        previous = json.loads(old_spec.read_text(encoding="utf-8"))
-        if previous != spec.to_dict():
-            raise ConfigurationError(
-                f"{out_dir} holds a run of a different spec; use another --out or --fresh"
-            )
     if not resume:
         for db in (out_dir / "kb").glob("*.db*"):
             db.unlink()
-    atomic_write_bytes(old_spec, json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
+    atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
 
-    suite = load_suite(spec.suite, **spec.suite_options)
-    targets, seed_tasks = select_tasks(suite, spec)
-    if not targets:
-        raise ConfigurationError(f"spec {spec.name!r} selects no tasks from suite {spec.suite!r}")
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:

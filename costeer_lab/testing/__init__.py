@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from costeer_lab.testing._results_tables import example_results, make_row, synthetic_results
     from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
     from costeer_lab.testing._store_suite import StoreTestSuite
+    from costeer_lab.testing._bad_inputs import BAD_INPUTS, BadInput, build_workspace, snapshot
 
 # public name -> private module that defines it
 _LAZY: dict[str, str] = {
@@ -48,6 +49,10 @@ _LAZY: dict[str, str] = {
     "run_all": "costeer_lab.testing._redteam",
     "run_attack": "costeer_lab.testing._redteam",
     "run_experiment_attacks": "costeer_lab.testing._redteam",
+    "BAD_INPUTS": "costeer_lab.testing._bad_inputs",
+    "BadInput": "costeer_lab.testing._bad_inputs",
+    "build_workspace": "costeer_lab.testing._bad_inputs",
+    "snapshot": "costeer_lab.testing._bad_inputs",
 }
 
 __all__ = [
@@ -69,6 +74,7 @@ __all__ = [
     "run_experiment_attacks",
     "synthetic_results",
 ]
+__all__ += ["BAD_INPUTS", "BadInput", "build_workspace", "snapshot"]
 
 
 __getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

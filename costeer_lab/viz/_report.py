@@ -216,6 +216,13 @@ def report_experiment(
     """
     d = Path(directory)
     spec_file = d / "spec.json"
-    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
+    spec = None
+    if spec_file.exists():
+        try:
+            spec = json.loads(spec_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidInputError(f"{str(spec_file)!r} is unreadable ({exc})") from None
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise InvalidInputError(f"{str(spec_file)!r} is not an experiment spec")
     title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
     return build_report(d, out_path or d / "report.html", title=title, spec=spec)

@@ -1,0 +1,216 @@
+"""Validate an experiment before anything is written: the output folder, the suite, the task
+selection, the coder, the embedder, the RAG options and the suite's inputs.
+
+:func:`run_experiment` calls :func:`preflight` first, so a mistyped name ends in one
+:class:`~costeer_lab.errors.ConfigurationError` naming the spec field, the output folder is left
+untouched, and a configuration error is never recorded as a failed attempt.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from costeer_lab._records import Task
+from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
+from costeer_lab.experiment._spec import ExperimentSpec
+
+__all__ = ["Preflight", "check_out_dir", "preflight", "spec_differences"]
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a validated spec resolves to: the loaded suite and the chosen tasks."""
+
+    suite: Any
+    targets: list[Task]
+    seed_tasks: list[Task]
+
+
+def spec_differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two JSON-like specs differ (``arms[1].rag``, ``max_loop``).
+
+    Example:
+        >>> spec_differences({"a": 1, "b": {"c": [1, 2]}}, {"a": 1, "b": {"c": [1, 3]}})
+        ['b.c[1]']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old or key not in new:
+                out.append(path)
+            else:
+                out += spec_differences(old[key], new[key], path)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            out += spec_differences(a, b, f"{prefix}[{i}]")
+        return out
+    return [] if old == new else [prefix or "(top)"]
+
+
+def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
+    """Refuse an output folder that is a file, sits under a file, or holds another spec.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> spec = ExperimentSpec.model_validate({"name": "t", "suite": "humaneval",
+        ...     "arms": [{"name": "a"}]})
+        >>> check_out_dir(pathlib.Path(tempfile.mkdtemp()) / "new", spec, resume=True)
+    """
+    for parent in [out_dir, *out_dir.parents]:
+        if parent.exists() and not parent.is_dir():
+            what = "--out" if parent == out_dir else f"--out (its parent {str(parent)!r})"
+            raise ConfigurationError(
+                f"{what} {str(out_dir)!r}: {str(parent)!r} is a file; expected a directory "
+                "(new or holding an earlier run of the same spec)"
+            )
+        if parent.exists():
+            break
+    old_spec = out_dir / "spec.json"
+    if not (resume and old_spec.exists()):
+        return
+    try:
+        previous = json.loads(old_spec.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigurationError(
+            f"{str(old_spec)!r} is unreadable ({exc}); use another --out or --fresh"
+        ) from None
+    diff = spec_differences(previous, spec.to_dict())
+    if diff:
+        shown = ", ".join(diff[:8]) + (" …" if len(diff) > 8 else "")
+        raise ConfigurationError(
+            f"{str(out_dir)!r} holds a run of a different spec (fields that differ: {shown}); "
+            "use another --out, or --fresh to replace that run"
+        )
+
+
+def _load_suite(spec: ExperimentSpec) -> Any:
+    from costeer_lab.suites import load_suite
+
+    try:
+        return load_suite(spec.suite, **spec.suite_options)
+    except TypeError as exc:  # a suite factory called with an option it does not take
+        raise ConfigurationError(
+            f"suite_options of suite {spec.suite!r}: {exc} (given: {sorted(spec.suite_options)})"
+        ) from None
+    except FileNotFoundError as exc:  # e.g. a task file's ground_truth_file
+        raise ConfigurationError(
+            f"suite {spec.suite!r}: file {str(exc.filename)!r} does not exist"
+        ) from None
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"suite: {exc}") from None
+
+
+def _select(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
+    from costeer_lab.experiment._runner import select_tasks
+
+    if spec.tasks.ids is not None:
+        for i, tid in enumerate(spec.tasks.ids):
+            if tid not in set(suite.task_ids):
+                try:
+                    suite.task(tid)
+                except CosteerLabError as exc:
+                    raise ConfigurationError(f"tasks.ids[{i}]: {exc}") from None
+    for field, split in (
+        ("tasks.split", spec.tasks.split),
+        ("seed_knowledge.split", spec.seed_knowledge.split),
+    ):
+        if split is not None and (field != "tasks.split" or not spec.tasks.ids):
+            try:
+                suite.split(split)
+            except CosteerLabError as exc:
+                raise ConfigurationError(f"{field}: {exc}") from None
+    targets, seed_tasks = select_tasks(suite, spec)
+    if not targets:
+        raise ConfigurationError(
+            f"tasks: spec {spec.name!r} selects no tasks from suite {spec.suite!r}"
+        )
+    return targets, seed_tasks
+
+
+def _check_components(spec: ExperimentSpec) -> None:
+    from costeer_lab.coders import coder_from_config
+    from costeer_lab.embed import get_embedder
+    from costeer_lab.experiment._runner import _rag_for
+
+    try:
+        coder_from_config(spec.coder)
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"coder.name: {exc}") from None
+    try:
+        get_embedder(spec.embedder)
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"embedder: {exc}") from None
+    for i, arm in enumerate(spec.arms):
+        if arm.rag == "none":
+            continue
+        try:
+            _rag_for(arm, 0)
+        except (CosteerLabError, ValueError) as exc:
+            raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {exc}") from None
+
+
+def _check_input_files(suite: Any) -> None:
+    """Every Parquet input of the suite must be readable."""
+    import pyarrow.parquet as pq
+
+    for name, path in dict(getattr(suite, "inputs", {}) or {}).items():
+        if Path(path).suffix == ".parquet":
+            try:
+                pq.read_schema(path)
+            except Exception as exc:  # pyarrow raises several types for damaged files
+                raise ConfigurationError(
+                    f"input {name!r} of suite {suite.name!r}: {str(path)!r} is not a readable "
+                    f"Parquet file ({type(exc).__name__}: {exc})"
+                ) from None
+
+
+def _check_reference(suite: Any, targets: list[Task]) -> None:
+    """The first target's reference implementation must run on the suite's inputs."""
+    if not getattr(suite, "inputs", None):
+        return
+    evaluator = suite.evaluator()
+    check = getattr(evaluator, "ground_truth_result", None)
+    try:
+        if callable(check):
+            check(suite.ground_truth(targets[0].id))
+    except GroundTruthError as exc:
+        files = ", ".join(repr(str(p)) for p in suite.inputs.values())
+        raise ConfigurationError(
+            f"task {targets[0].id!r}: {exc}, run on the suite's inputs ({files}); an input file "
+            "may lack a column the task uses (the log above shows the reference's error)"
+        ) from None
+    finally:
+        close = getattr(evaluator, "close", None)
+        if callable(close):
+            close()
+
+
+def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight:
+    """Validate ``spec`` against the output folder and its components; writes nothing.
+
+    Raises:
+        ConfigurationError: the first problem found, naming the spec field or the file.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> spec = ExperimentSpec.model_validate({"name": "t", "suite": "humaneval",
+        ...     "suite_options": {"limit": 4}, "arms": [{"name": "a"}],
+        ...     "coder": {"name": "reuze"}})
+        >>> preflight(spec, pathlib.Path(tempfile.mkdtemp()), resume=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        costeer_lab.errors.ConfigurationError: coder.name: unknown coder 'reuze'; ...
+    """
+    check_out_dir(out_dir, spec, resume=resume)
+    suite = _load_suite(spec)
+    _check_input_files(suite)
+    targets, seed_tasks = _select(suite, spec)
+    _check_components(spec)
+    _check_reference(suite, targets)
+    return Preflight(suite, targets, seed_tasks)
