@@ -15,9 +15,9 @@ from typing import Any
 
 from costeer_lab._records import Task
 from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
-from costeer_lab.experiment._spec import ExperimentSpec
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec
 
-__all__ = ["Preflight", "check_out_dir", "preflight", "spec_differences"]
+__all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,27 @@ def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
         )
 
 
+def select_tasks(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
+    """``(targets, seed_tasks)`` for a spec; a task is never both."""
+    sel = spec.tasks
+    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
+    if sel.limit is not None:
+        ids = ids[: sel.limit]
+    seed_ids: list[str] = []
+    if spec.seed_knowledge.split is not None:
+        seed_ids = [i for i in suite.split(spec.seed_knowledge.split) if i not in set(ids)]
+        if spec.seed_knowledge.limit is not None:
+            seed_ids = seed_ids[: spec.seed_knowledge.limit]
+    return [suite.task(i) for i in ids], [suite.task(i) for i in seed_ids]
+
+
+def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
+    from costeer_lab.knowledge import make_rag_strategy
+
+    rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
+    return rag, tuple(rag.query_kinds)
+
+
 def _load_suite(spec: ExperimentSpec) -> Any:
     from costeer_lab.suites import load_suite
 
@@ -107,8 +128,6 @@ def _load_suite(spec: ExperimentSpec) -> Any:
 
 
 def _select(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
-    from costeer_lab.experiment._runner import select_tasks
-
     if spec.tasks.ids is not None:
         for i, tid in enumerate(spec.tasks.ids):
             if tid not in set(suite.task_ids):
@@ -136,7 +155,6 @@ def _select(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
 def _check_components(spec: ExperimentSpec) -> None:
     from costeer_lab.coders import coder_from_config
     from costeer_lab.embed import get_embedder
-    from costeer_lab.experiment._runner import _rag_for
 
     try:
         coder_from_config(spec.coder)

@@ -26,6 +26,7 @@ import pandas as pd
 from costeer_lab._fs import atomic_write_bytes
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
+from costeer_lab.experiment._preflight import _rag_for, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
@@ -33,20 +34,6 @@ from costeer_lab.store import SQLiteStore
 __all__ = ["attempt_rows", "run_arm", "run_experiment", "select_tasks"]
 
 SEEDED_META = "experiment.seed_knowledge"
-
-
-def select_tasks(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
-    """``(targets, seed_tasks)`` for a spec; a task is never both."""
-    sel = spec.tasks
-    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
-    if sel.limit is not None:
-        ids = ids[: sel.limit]
-    seed_ids: list[str] = []
-    if spec.seed_knowledge.split is not None:
-        seed_ids = [i for i in suite.split(spec.seed_knowledge.split) if i not in set(ids)]
-        if spec.seed_knowledge.limit is not None:
-            seed_ids = seed_ids[: spec.seed_knowledge.limit]
-    return [suite.task(i) for i in ids], [suite.task(i) for i in seed_ids]
 
 
 def attempt_rows(
@@ -86,13 +73,6 @@ def attempt_rows(
             }
         )
     return rows
-
-
-def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
-    from costeer_lab.knowledge import make_rag_strategy
-
-    rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
-    return rag, tuple(rag.query_kinds)
 
 
 def run_arm(
@@ -189,7 +169,6 @@ def run_experiment(
         'results.parquet'
     """
     from costeer_lab.evaluate import MultiEvaluator
-    from costeer_lab.experiment._preflight import preflight
 
     spec = load_spec(spec)
     out_dir = Path(out)

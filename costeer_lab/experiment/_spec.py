@@ -104,6 +104,30 @@ class ExperimentSpec(_Strict):
         data: dict[str, Any] = json.loads(self.model_dump_json())
         return data
 
+    def _repr_html_(self) -> str:
+        from costeer_lab._html import card
+
+        sel = self.tasks
+        chosen = f"ids {sel.ids}" if sel.ids else f"split {sel.split!r}"
+        arms = [
+            [a.name, a.rag, json.dumps(a.rag_options) if a.rag_options else "", a.seed_knowledge]
+            for a in self.arms
+        ]
+        return card(
+            f"Experiment spec {self.name}",
+            [
+                ("suite", f"{self.suite} {json.dumps(self.suite_options)}"),
+                ("tasks", chosen + (f", first {sel.limit}" if sel.limit else "")),
+                ("seed knowledge", f"split {self.seed_knowledge.split!r}"),
+                ("coder", json.dumps(self.coder)),
+                ("embedder", self.embedder),
+                ("seeds", self.seeds),
+                ("max_loop", self.max_loop),
+                ("runs", f"{len(self.arms)} arm(s) × {len(self.seeds)} seed(s)"),
+            ],
+            table=(["arm", "rag", "rag_options", "seed_knowledge"], arms),
+        )
+
 
 def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> ExperimentSpec:
     """Load and validate a spec from a YAML/JSON file, a dict, or a spec.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from costeer_lab.testing._bad_inputs import BAD_INPUTS, BadInput, build_workspace, snapshot
     from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
     from costeer_lab.testing._redteam import (
         ATTACKS,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from costeer_lab.testing._results_tables import example_results, make_row, synthetic_results
     from costeer_lab.testing._scripted_coder import ScriptedCall, ScriptedCoder
     from costeer_lab.testing._store_suite import StoreTestSuite
-    from costeer_lab.testing._bad_inputs import BAD_INPUTS, BadInput, build_workspace, snapshot
 
 # public name -> private module that defines it
 _LAZY: dict[str, str] = {

@@ -7,6 +7,22 @@ function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.sho
 from costeer_lab.viz._attempts import AttemptsInfo, plot_attempts
 from costeer_lab.viz._attempts import _get_attempts_info as get_attempts_info
 from costeer_lab.viz._common import arm_colors, figure_png, png_data_uri
+from costeer_lab.viz._explorer import (
+    KnowledgeExplorer,
+    QueryPlayground,
+    StaticFallback,
+    knowledge_explorer,
+    query_playground,
+    task_knowledge_html,
+)
+from costeer_lab.viz._explorer_data import (
+    TaskEntry,
+    TaskKnowledge,
+    TraceInfo,
+    get_task_knowledge,
+    knowledge_label,
+    list_tasks,
+)
 from costeer_lab.viz._graph import (
     DEFAULT_KIND_COLORS,
     NODE_KINDS,
@@ -61,4 +77,18 @@ __all__ = [
     "png_data_uri",
     "report_experiment",
     "results_dashboard",
+]
+__all__ += [
+    "KnowledgeExplorer",
+    "QueryPlayground",
+    "StaticFallback",
+    "TaskEntry",
+    "TaskKnowledge",
+    "TraceInfo",
+    "get_task_knowledge",
+    "knowledge_explorer",
+    "knowledge_label",
+    "list_tasks",
+    "query_playground",
+    "task_knowledge_html",
 ]
