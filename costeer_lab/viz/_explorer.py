@@ -81,7 +81,11 @@ def task_knowledge_html(k: TaskKnowledge) -> str:
         )
         parts.append(f"<p>Components: {chips}</p>")
     for i, t in enumerate(k.traces, 1):
-        verdict = "✅ passed" if t.success else "❌ failed"
+        verdict = (
+            "<span style='color:#1a7f37'>passed</span>"
+            if t.success
+            else "<span style='color:#cf222e'>failed</span>"
+        )
         parts.append(f"<h5 style='margin:6px 0'>Attempt trace {i}: {verdict}</h5>")
         if t.errors:
             parts.append("<p>Errors: " + "; ".join(html.escape(e) for e in t.errors) + "</p>")
