@@ -6,7 +6,7 @@ function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.sho
 
 from costeer_lab.viz._attempts import AttemptsInfo, plot_attempts
 from costeer_lab.viz._attempts import _get_attempts_info as get_attempts_info
-from costeer_lab.viz._common import arm_colors, figure_png, png_data_uri
+from costeer_lab.viz._common import arm_colors, arm_styles, dodge, figure_png, png_data_uri
 from costeer_lab.viz._explorer import (
     KnowledgeExplorer,
     QueryPlayground,
@@ -85,6 +85,8 @@ __all__ += [
     "TaskEntry",
     "TaskKnowledge",
     "TraceInfo",
+    "arm_styles",
+    "dodge",
     "get_task_knowledge",
     "knowledge_explorer",
     "knowledge_label",
