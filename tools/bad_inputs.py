@@ -29,7 +29,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bad_inputs.md")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    rows, failures = [], 0
+    rows: list[str] = []
+    failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = build_workspace(tmp)
         for case in BAD_INPUTS:

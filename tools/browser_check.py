@@ -63,7 +63,7 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"JupyterLab exited with code {proc.returncode}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (local URL)
+            with urllib.request.urlopen(url, timeout=2) as resp:
                 if resp.status == 200:
                     return
         except OSError:

@@ -138,7 +138,8 @@ def get_task_knowledge(store: BaseStore, task_id: str) -> TaskKnowledge:
     nodes = {n.id: n for n in store.get_nodes(ids)}
     components = sorted(n.content for n in nodes.values() if n.kind == "component")
     success = [n for n in nodes.values() if n.kind == "task_success_implement"]
-    traces, errors = [], set()
+    traces: list[TraceInfo] = []
+    errors: set[str] = set()
     for n in sorted((n for n in nodes.values() if n.kind == "task_trace"), key=lambda n: n.id):
         fb = n.attrs.get("feedback") or {}
         hit = [e.dst for e in store.iter_edges(node=n.id) if e.kind == "hit_error"]
