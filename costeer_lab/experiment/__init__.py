@@ -1,5 +1,6 @@
 """experiment subpackage."""
 
+from costeer_lab.experiment._live import live_results
 from costeer_lab.experiment._metrics import (
     attempts_to_success,
     first_try_success,
@@ -42,6 +43,7 @@ __all__: list[str] = [
     "hit_rate",
     "kb_growth",
     "knowledge_usage",
+    "live_results",
     "load_results",
     "load_spec",
     "query_table",

@@ -39,6 +39,7 @@ from costeer_lab.viz._knowledge_usage import KnowledgeUsageInfo, plot_knowledge_
 from costeer_lab.viz._knowledge_usage import (
     _get_knowledge_usage_info as get_knowledge_usage_info,
 )
+from costeer_lab.viz._monitor import ExperimentMonitor, follow_experiment
 from costeer_lab.viz._report import REPORT_SECTIONS, build_report, report_experiment
 from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
 from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
@@ -79,6 +80,7 @@ __all__ = [
     "results_dashboard",
 ]
 __all__ += [
+    "ExperimentMonitor",
     "KnowledgeExplorer",
     "QueryPlayground",
     "StaticFallback",
@@ -87,6 +89,7 @@ __all__ += [
     "TraceInfo",
     "arm_styles",
     "dodge",
+    "follow_experiment",
     "get_task_knowledge",
     "knowledge_explorer",
     "knowledge_label",
