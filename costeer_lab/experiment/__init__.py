@@ -1,5 +1,6 @@
 """experiment subpackage."""
 
+from costeer_lab.experiment._decoded import JSON_COLUMNS, decode_json_columns
 from costeer_lab.experiment._live import live_results
 from costeer_lab.experiment._metrics import (
     attempts_to_success,
@@ -32,6 +33,7 @@ from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.experiment._summary import arm_differences, summary_table
 
 __all__: list[str] = [
+    "JSON_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "ArmSpec",
@@ -39,6 +41,7 @@ __all__: list[str] = [
     "arm_differences",
     "attempt_rows",
     "attempts_to_success",
+    "decode_json_columns",
     "first_try_success",
     "hit_rate",
     "kb_growth",
