@@ -9,6 +9,8 @@ untouched, and a configuration error is never recorded as a failed attempt.
 from __future__ import annotations
 
 import json
+import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,22 +190,43 @@ def _check_input_files(suite: Any) -> None:
                 ) from None
 
 
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines += record.getMessage().splitlines()
+
+
+def _reference_error(lines: list[str]) -> str:
+    """The last ``SomeError: …`` line of the reference's logged output, if any."""
+    found = [ln.strip() for ln in lines if re.match(r"^\s*\w*(Error|Exception)\b", ln)]
+    return f": {found[-1][:200]}" if found else ""
+
+
 def _check_reference(suite: Any, targets: list[Task]) -> None:
     """The first target's reference implementation must run on the suite's inputs."""
     if not getattr(suite, "inputs", None):
         return
     evaluator = suite.evaluator()
     check = getattr(evaluator, "ground_truth_result", None)
+    logger = logging.getLogger("costeer_lab.evaluate._factor")
+    collect, propagate = _Collect(), logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False  # its output goes into the one error message below
     try:
         if callable(check):
             check(suite.ground_truth(targets[0].id))
     except GroundTruthError as exc:
         files = ", ".join(repr(str(p)) for p in suite.inputs.values())
         raise ConfigurationError(
-            f"task {targets[0].id!r}: {exc}, run on the suite's inputs ({files}); an input file "
-            "may lack a column the task uses (the log above shows the reference's error)"
+            f"task {targets[0].id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
+            f"inputs ({files}); an input file may lack a column the task uses"
         ) from None
     finally:
+        logger.removeHandler(collect)
+        logger.propagate = propagate
         close = getattr(evaluator, "close", None)
         if callable(close):
             close()

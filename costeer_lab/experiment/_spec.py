@@ -14,10 +14,9 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
-from costeer_lab.errors import ConfigurationError
+from costeer_lab.errors import ConfigurationError, did_you_mean
 
 __all__ = ["ArmSpec", "ExperimentSpec", "load_spec"]
 
@@ -91,14 +90,20 @@ class ExperimentSpec(_Strict):
             raise ValueError("coder needs a 'name' (e.g. 'reuse' or 'llm')")
         return v
 
-    @model_validator(mode="after")
-    def _unique(self) -> ExperimentSpec:
-        names = [a.name for a in self.arms]
+    @field_validator("arms")
+    @classmethod
+    def _unique_arms(cls, v: list[ArmSpec]) -> list[ArmSpec]:
+        names = [a.name for a in v]
         if len(set(names)) != len(names):
             raise ValueError(f"arm names must be unique, got {names}")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds must be unique, got {self.seeds}")
-        return self
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"seeds must be unique, got {v}")
+        return v
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.model_dump_json())
@@ -129,6 +134,32 @@ class ExperimentSpec(_Strict):
         )
 
 
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The spec model that holds the field at ``loc`` (for "did you mean" on unknown fields)."""
+    model: Any = ExperimentSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if model is not None else None
+        ann = getattr(field, "annotation", None)
+        args = getattr(ann, "__args__", ()) or (ann,)
+        model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if model is None:
+            return None
+    return model if isinstance(model, type) else None
+
+
+def _describe(err: Any) -> str:
+    loc = tuple(err["loc"])
+    where = ".".join(str(p) for p in loc) or "(top)"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden" and loc:
+        model = _model_at(loc)
+        if model is not None:
+            msg = f"unknown field; {did_you_mean(str(loc[-1]), list(model.model_fields))}"
+    return f"{where}: {msg}"
+
+
 def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> ExperimentSpec:
     """Load and validate a spec from a YAML/JSON file, a dict, or a spec.
 
@@ -154,7 +185,5 @@ def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> Experi
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_describe(e) for e in exc.errors())
         raise ConfigurationError(f"invalid experiment spec ({where}): {problems}") from None

@@ -123,6 +123,7 @@ SPEC_VARIANTS: dict[str, Any] = {
     "empty_arms": _spec("x", arms=[]),
     "unknown_field": _spec("x", max_loops=3),
     "rag_v3": _spec("x", arms__0__rag="v3"),
+    "tasks_field_typo": _spec("x", tasks={"splt": "test"}),
     "arm_name_space": _spec("x", arms__0__name="no knowledge"),
     "dup_arms": _spec("x", arms=[{"name": "a"}, {"name": "a"}]),
     "dup_seeds": _spec("x", seeds=[0, 0]),
@@ -253,7 +254,12 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run("no_name", "no `name`", "name: Field required"),
     _run("no_arms", "no `arms`", "arms: Field required"),
     _run("empty_arms", "`arms: []`", "arms: List should have at least 1 item"),
-    _run("unknown_field", "unknown field `max_loops`", "max_loops: Extra inputs"),
+    _run("unknown_field", "unknown field `max_loops`", "max_loops: unknown field; known: "),
+    _run(
+        "tasks_field_typo",
+        "`tasks.splt` (typo)",
+        "tasks.splt: unknown field; known: 'ids', 'limit', 'split'; did you mean 'split'?",
+    ),
     _run("rag_v3", "`arms[0].rag: v3`", "arms.0.rag: Input should be 'none', 'v1' or 'v2'"),
     _run("arm_name_space", "arm name with a space", "arms.0.name: String should match"),
     _run("dup_arms", "two arms named `a`", "arm names must be unique"),
@@ -264,7 +270,7 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run("executor_gpu", "`parallelism.executor: gpu`", "parallelism.executor: Input should"),
     _run("workers_zero", "`parallelism.workers: 0`", "parallelism.workers: Input should be"),
     _run("limit_zero", "`tasks.limit: 0`", "tasks.limit: Input should be greater"),
-    _run("coder_no_name", "coder without `name`", "coder: Value error, coder needs a 'name'"),
+    _run("coder_no_name", "coder without `name`", "coder: coder needs a 'name'"),
     _run("coder_typo", "`coder.name: reuze`", "coder.name: unknown coder 'reuze'"),
     _run("coder_bad_arg", "coder option `temprature`", "coder.name: bad arguments for coder"),
     _run(
@@ -278,7 +284,7 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run("split_typo", "`tasks.split: tset`", "tasks.split: suite 'humaneval' has no split"),
     _run("task_id_typo", "`tasks.ids` with an unknown id", "tasks.ids[1]: suite 'humaneval'"),
     _run("seed_split_typo", "`seed_knowledge.split: trian`", "seed_knowledge.split: suite"),
-    _run("arm_field_typo", "arm field `rag_option`", "arms.0.rag_option: Extra inputs"),
+    _run("arm_field_typo", "arm field `rag_option`", "did you mean 'rag_options'"),
     _run("rag_option_type", "`rag_options.max_former_traces: lots`", "arms[0].rag_options ('a')"),
     _run("taskfile_missing", "task file does not exist", "tasks/nope.yaml", "task file"),
     _run(
@@ -330,7 +336,7 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run(
         "taskfile_input_no_column",
         "input data lacks the `close` column",
-        "task 'MOM1': the reference implementation failed (exit code 1), run on",
+        "task 'MOM1': the reference implementation failed (exit code 1): KeyError: 'close'",
         "task file",
     ),
     _run(
