@@ -2,8 +2,9 @@
 the package: every layer may use them).
 
 Example:
-    >>> card("Suite demo", [("tasks", 3)], table=(["id"], [["t1"]]))[:60]
-    '<div class="costeer-card" style="border:1px solid #ddd;paddin'
+    >>> page = card("Suite demo", [("tasks", 3)], table=(["id"], [["t1"]]))
+    >>> "<b>Suite demo</b>" in page and "<td style='text-align:left'>3</td>" in page
+    True
 """
 
 from __future__ import annotations

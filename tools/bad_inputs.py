@@ -46,6 +46,7 @@ def main() -> int:
             unchanged = snapshot(work) == before
             lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("costeer-lab")]
             message = lines[-1] if lines else proc.stderr.strip()[-300:]
+            message = message.replace(str(work), "<workspace>")
             ok = (
                 proc.returncode != 0
                 and case.expect in proc.stderr
