@@ -5,7 +5,8 @@ workspaces in a temporary folder), opens ``notebooks/01_quickstart.ipynb`` (a co
 Chromium driven by Playwright, runs every cell, and proves from the page that the widgets
 rendered: the knowledge-graph explorer and the query playground are in the DOM, react to a
 dropdown change and a button click, and no "Loading widget…" or "Error displaying widget" text
-is left. Screenshots (PNG) and a JSON summary go to ``--out``.
+is left. It then opens the run's HTML report at a laptop width and checks that the page does not
+scroll sideways. Screenshots (PNG) and a JSON summary go to ``--out``.
 
     python tools/browser_check.py [--out runs/browser-check]
 
@@ -108,7 +109,33 @@ _ALL_RUN = """() => {
 }"""
 
 
-def drive(chromium: str, url: str, out: Path, profile: Path, timeout_s: float) -> dict[str, Any]:
+def check_report(ctx: Any, report: Path | None, out: Path, ms: float) -> dict[str, Any]:
+    """Open the run's HTML report (written after the notebook ran) at a laptop width: the page
+    must not scroll sideways (wide tables scroll inside their own box)."""
+    if report is None:
+        return {}
+    from costeer_lab.viz import report_experiment
+
+    path = report_experiment(report)
+    page = ctx.new_page()
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.goto(path.resolve().as_uri(), timeout=ms)
+    widths = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    page.screenshot(path=str(out / "report.png"), full_page=False)
+    page.close()
+    return {"report_page_width": widths[0], "report_viewport_width": widths[1]}
+
+
+def drive(
+    chromium: str,
+    url: str,
+    out: Path,
+    profile: Path,
+    timeout_s: float,
+    report: Path | None = None,
+) -> dict[str, Any]:
     """Open the notebook, run it, check the widgets, save screenshots; returns the findings."""
     from playwright.sync_api import sync_playwright
 
@@ -167,6 +194,7 @@ def drive(chromium: str, url: str, out: Path, profile: Path, timeout_s: float) -
             playground.scroll_into_view_if_needed()
             playground.screenshot(path=str(out / "playground.png"))
             found["loading_widget_text_after"] = "Loading widget" in page.inner_text("body")
+            found.update(check_report(ctx, report, out, ms))
         finally:
             ctx.close()
     return found
@@ -197,7 +225,8 @@ def main() -> int:
         try:
             _wait_http(f"http://127.0.0.1:{port}/api/status?token={token}", args.timeout, lab)
             url = f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}"
-            found = drive(chromium, url, out, work / "chromium-profile", args.timeout)
+            run_dir = work / "quickstart-out" / "run"
+            found = drive(chromium, url, out, work / "chromium-profile", args.timeout, run_dir)
         except Exception as exc:
             log = (work / "jupyterlab.log").read_text(errors="replace")[-3000:]
             print(f"browser check failed: {type(exc).__name__}: {exc}\n{log}", file=sys.stderr)
@@ -218,6 +247,7 @@ def main() -> int:
         and len(found["explorer_tasks"]) >= 2
         and found["explorer_followed_dropdown"]
         and found["playground_tables"] >= 1
+        and found["report_page_width"] <= found["report_viewport_width"]
     )
     found["ok"] = ok
     (out / "browser_check.json").write_text(json.dumps(found, indent=2), encoding="utf-8")

@@ -58,7 +58,7 @@ REPORT_SECTIONS = (
     "Additional tables",
 )
 
-_STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#222}
+_STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#222;padding:0 1em}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;
 padding:2px 6px;font-size:88%;text-align:right}th{background:#f3f3f3}img{max-width:100%}
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}.note{color:#555;font-size:90%}

@@ -48,6 +48,13 @@ def test_widgets_render_in_a_real_browser(tmp_path: Path) -> None:
     assert found["explorer_followed_dropdown"] is True
     assert found["playground_tables"] >= 1 and "score" in found["playground_text"]
     assert "Knowledge-graph explorer" in found["explorer_text"]
-    for name in ("explorer.png", "explorer_other_task.png", "notebook.png", "playground.png"):
+    assert found["report_page_width"] <= found["report_viewport_width"]  # fits the page
+    for name in (
+        "explorer.png",
+        "explorer_other_task.png",
+        "notebook.png",
+        "playground.png",
+        "report.png",
+    ):
         data = (out / name).read_bytes()
         assert data.startswith(PNG) and len(data) > 10_000, name
