@@ -70,6 +70,8 @@ def test_bad_input_ends_in_one_clear_error_and_writes_nothing(
     assert case.expect in err, err
     assert "Traceback" not in err
     assert len([ln for ln in err.splitlines() if ln.startswith("costeer-lab")]) == 1, err
+    if case.area != "cli":  # argparse prints its usage first; everything else is one line
+        assert len(err.strip().splitlines()) == 1, err
     assert snapshot(workspace) == before  # nothing created, changed or removed
 
 

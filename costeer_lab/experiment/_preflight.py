@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from costeer_lab._records import Task
 from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec
@@ -171,6 +173,11 @@ def _check_components(spec: ExperimentSpec) -> None:
             continue
         try:
             _rag_for(arm, 0)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+            raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {problems}") from None
         except (CosteerLabError, ValueError) as exc:
             raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {exc}") from None
 

@@ -285,7 +285,11 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run("task_id_typo", "`tasks.ids` with an unknown id", "tasks.ids[1]: suite 'humaneval'"),
     _run("seed_split_typo", "`seed_knowledge.split: trian`", "seed_knowledge.split: suite"),
     _run("arm_field_typo", "arm field `rag_option`", "did you mean 'rag_options'"),
-    _run("rag_option_type", "`rag_options.max_former_traces: lots`", "arms[0].rag_options ('a')"),
+    _run(
+        "rag_option_type",
+        "`rag_options.max_former_traces: lots`",
+        "arms[0].rag_options ('a'): max_former_traces: Input should be a valid integer",
+    ),
     _run("taskfile_missing", "task file does not exist", "tasks/nope.yaml", "task file"),
     _run(
         "taskfile_bad_yaml", "task file is not valid YAML", "is not valid JSON/YAML", "task file"
