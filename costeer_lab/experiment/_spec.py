@@ -176,7 +176,11 @@ def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> Experi
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigurationError(f"cannot parse spec {path}: {exc}") from exc
+            from costeer_lab.suites._taskfile import parse_error_text
+
+            raise ConfigurationError(
+                f"cannot parse spec {path}: {parse_error_text(exc)}"
+            ) from None
         where = str(path)
     else:
         data, where = dict(source), "spec"

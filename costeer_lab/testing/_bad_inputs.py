@@ -242,7 +242,7 @@ BAD_INPUTS: tuple[BadInput, ...] = (
         "spec",
         "spec is not valid YAML",
         ["run", "specs/bad_yaml.yaml", "--out", "runs/new"],
-        "cannot parse spec",
+        "cannot parse spec specs/bad_yaml.yaml: line 2, column 1: expected ',' or ']'",
     ),
     _c(
         "spec-a-list",
@@ -292,7 +292,10 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     ),
     _run("taskfile_missing", "task file does not exist", "tasks/nope.yaml", "task file"),
     _run(
-        "taskfile_bad_yaml", "task file is not valid YAML", "is not valid JSON/YAML", "task file"
+        "taskfile_bad_yaml",
+        "task file is not valid YAML",
+        "is not valid JSON/YAML: line 2, column 1: expected ',' or '}'",
+        "task file",
     ),
     _run(
         "taskfile_no_description",
