@@ -42,6 +42,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, _default_mode())  # mkstemp makes 0600; output files get the usual mode
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
@@ -51,6 +52,20 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)  # read once at import (os.umask is process-wide, not thread-safe)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def _default_mode() -> int:
+    """``0o666`` minus the umask: the mode ``open()`` would give a new file."""
+    return 0o666 & ~_UMASK
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -19,11 +19,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from costeer_lab.errors import InvalidInputError, NotFoundError, UnknownNameError, did_you_mean
+
 __all__ = ["build_parser", "main"]
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from costeer_lab.errors import ConfigurationError
     from costeer_lab.experiment import run_experiment
+
+    if args.spec.is_dir():
+        raise ConfigurationError(
+            f"spec {str(args.spec)!r} is a directory; expected a YAML/JSON file"
+        )
 
     out = run_experiment(args.spec, args.out, progress=not args.quiet, resume=not args.fresh)
     print(f"results written to {out}")
@@ -31,7 +49,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from costeer_lab.errors import ConfigurationError, NotFoundError
     from costeer_lab.viz import report_experiment
+
+    if not args.dir.is_dir():
+        what = "does not exist" if not args.dir.exists() else "is a file"
+        raise NotFoundError(
+            f"results directory {str(args.dir)!r} {what}; expected the --out of `costeer-lab run`"
+        )
+    if args.output is not None and args.output.is_dir():
+        raise ConfigurationError(
+            f"--output {str(args.output)!r} is a directory; expected an HTML file path "
+            f"such as {str(args.output / 'report.html')!r}"
+        )
 
     path = report_experiment(args.dir, out_path=args.output)
     print(f"report written to {path}")
@@ -40,8 +70,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_kb_stats(args: argparse.Namespace) -> int:
     from costeer_lab.knowledge import kb_stats
+    from costeer_lab.store import open_existing_store
 
-    stats = kb_stats(args.store)
+    store = open_existing_store(args.store)
+    try:
+        stats = kb_stats(store)
+    finally:
+        store.close()
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=True))
     else:
@@ -53,8 +88,16 @@ def _cmd_kb_stats(args: argparse.Namespace) -> int:
 
 def _cmd_kb_query(args: argparse.Namespace) -> int:
     from costeer_lab.knowledge import kb_search
+    from costeer_lab.store import open_existing_store
 
-    hits = kb_search(args.store, args.text, k=args.k, kind=args.kind, embedder=args.embedder)
+    if not args.text.strip():
+        raise InvalidInputError("query text is empty; give a task description or an error")
+    store = open_existing_store(args.store)
+    try:
+        _check_kind(store, args.kind, str(args.store))
+        hits = kb_search(store, args.text, k=args.k, kind=args.kind, embedder=args.embedder)
+    finally:
+        store.close()
     if args.json:
         print(json.dumps(hits, indent=2))
         return 0
@@ -166,6 +209,32 @@ def _add_docs_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_docs_stats)
 
 
+def _check_kind(store: Any, kind: str, where: str) -> None:
+    """``--kind`` must be a node kind (or ``kb1``) that this store holds vectors of."""
+    from costeer_lab.graph import NODE_KINDS, collection_name
+    from costeer_lab.knowledge._kb_v1 import KB1_COLLECTION
+
+    known = [*NODE_KINDS, "kb1"]
+    if kind not in known:
+        raise UnknownNameError(
+            f"--kind {kind!r} is not a knowledge kind; {did_you_mean(kind, known)}"
+        )
+    held = [
+        k
+        for k in known
+        if store.collection_info(KB1_COLLECTION if k == "kb1" else collection_name(k)) is not None
+    ]
+    name = KB1_COLLECTION if kind == "kb1" else collection_name(kind)
+    if store.collection_info(name) is None:
+        if held == ["kb1"]:
+            hint = "it is a V1 knowledge base: use --kind kb1"
+        elif held:
+            hint = "kinds with vectors: " + ", ".join(held)
+        else:
+            hint = "it holds no embedded knowledge (a run with rag: none?)"
+        raise NotFoundError(f"store {where!r} has no {kind!r} knowledge; {hint}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -194,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = kbsub.add_parser("query", help="similarity search over stored knowledge")
     p.add_argument("store", help="store URL or SQLite file")
     p.add_argument("text", help="query text")
-    p.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+    p.add_argument("-k", type=_positive_int, default=5, help="number of results (default 5)")
     p.add_argument("--kind", default="task_description", help="node kind to search")
     p.add_argument("--embedder", default=None, help="embedder (default: the store's)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -213,6 +282,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CosteerLabError as exc:
         print(f"costeer-lab: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        again = " (rerun the same command to resume)" if args.command == "run" else ""
+        print(f"costeer-lab: interrupted{again}", file=sys.stderr)
+        return 130
+    except OSError as exc:  # a file the command needed, named by the OS error
+        where = f" {str(exc.filename)!r}" if exc.filename else ""
+        print(f"costeer-lab: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,7 @@
 """experiment subpackage."""
 
 from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
+from costeer_lab.experiment._decoded import JSON_COLUMNS, decode_json_columns
 from costeer_lab.experiment._linked import (
     HIT_THRESHOLDS,
     SIMILAR_THRESHOLDS,
@@ -8,6 +9,7 @@ from costeer_lab.experiment._linked import (
     harmful_knowledge,
     success_linked,
 )
+from costeer_lab.experiment._live import live_results
 from costeer_lab.experiment._metrics import (
     BOOTSTRAPS,
     attempts_to_success,
@@ -50,6 +52,7 @@ __all__: list[str] = [
     "BENCHMARK_COLUMNS",
     "BOOTSTRAPS",
     "HIT_THRESHOLDS",
+    "JSON_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "SIMILAR_THRESHOLDS",
@@ -64,12 +67,14 @@ __all__: list[str] = [
     "calibrated_hit_rate",
     "compare_arms",
     "copy_store",
+    "decode_json_columns",
     "deterministic_arms",
     "first_try_success",
     "harmful_knowledge",
     "hit_rate",
     "kb_growth",
     "knowledge_usage",
+    "live_results",
     "load_results",
     "load_spec",
     "query_table",

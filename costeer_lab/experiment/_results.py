@@ -261,11 +261,20 @@ def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
         p = existing[0]
     if not p.is_file():
         raise InvalidInputError(f"results file {str(p)!r} does not exist")
-    if p.suffix == ".parquet":
-        df = pd.read_parquet(p, engine="pyarrow")
-    elif p.suffix == ".csv":
-        text_cols = {c: str for c, k in RESULT_COLUMNS.items() if k == "str"}
-        df = pd.read_csv(p, dtype=text_cols, keep_default_na=False)
-    else:
+    if p.suffix not in (".parquet", ".csv"):
         raise InvalidInputError(f"results file {str(p)!r}: expected a .parquet or .csv suffix")
-    return validate_results(df)
+    try:
+        if p.suffix == ".parquet":
+            df = pd.read_parquet(p, engine="pyarrow")
+        else:
+            text_cols = {c: str for c, k in RESULT_COLUMNS.items() if k == "str"}
+            df = pd.read_csv(p, dtype=text_cols, keep_default_na=False)
+    except Exception as exc:  # pyarrow/pandas raise many types for a damaged file
+        raise InvalidInputError(
+            f"results file {str(p)!r} is unreadable ({type(exc).__name__}: {exc}); rerun "
+            "`costeer-lab run` with the same spec and --out to rewrite it"
+        ) from None
+    try:
+        return validate_results(df)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"results file {str(p)!r}: {exc}") from None

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
@@ -41,37 +40,14 @@ from costeer_lab.experiment._benchmark import (
     add_task_columns,
     coder_and_check_columns,
 )
+from costeer_lab.experiment._preflight import _rag_for, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
-from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
 
 __all__ = ["attempt_rows", "copy_store", "run_arm", "run_experiment", "select_tasks"]
 
 SEEDED_META = "experiment.seed_knowledge"
-
-
-def _selected(suite: Any, sel: Any) -> list[str]:
-    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
-    if sel.match is not None:
-        ids = [i for i in ids if re.search(sel.match, i)]
-    return ids[: sel.limit] if sel.limit is not None else ids
-
-
-def select_tasks(
-    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
-) -> tuple[list[Task], list[Task]]:
-    """``(targets, seed_tasks)`` for a spec; a task is never both (the targets of every stage
-    of a staged spec are left out of the seed knowledge). Seed tasks come from ``seed_suite``
-    when given (``spec.seed_knowledge.suite``), else from ``suite``."""
-    ids = _selected(suite, spec.tasks)
-    every = set(ids).union(*(_selected(suite, st.tasks) for st in spec.stages))
-    source = suite if seed_suite is None else seed_suite
-    seed_ids: list[str] = []
-    if spec.seed_knowledge.split is not None:
-        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in every]
-        if spec.seed_knowledge.limit is not None:
-            seed_ids = seed_ids[: spec.seed_knowledge.limit]
-    return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
 
 
 def copy_store(src: Path, dst: Path) -> None:
@@ -134,13 +110,6 @@ def attempt_rows(
             }
         )
     return rows
-
-
-def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
-    from costeer_lab.knowledge import make_rag_strategy
-
-    rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
-    return rag, tuple(rag.query_kinds)
 
 
 def run_arm(
@@ -244,40 +213,24 @@ def run_experiment(
         'results.parquet'
     """
     from costeer_lab.evaluate import MultiEvaluator
-    from costeer_lab.suites import load_suite
 
     spec = load_spec(spec)
     out_dir = Path(out)
+    checked = preflight(spec, out_dir, resume=resume)  # validate before writing anything
+    suite, seed_tasks = checked.suite, checked.seed_tasks
     (out_dir / "kb").mkdir(parents=True, exist_ok=True)
-    old_spec = out_dir / "spec.json"
-    if old_spec.exists() and resume:
-        previous = json.loads(old_spec.read_text(encoding="utf-8"))
-        if previous != spec.to_dict():
-            raise ConfigurationError(
-                f"{out_dir} holds a run of a different spec; use another --out or --fresh"
-            )
     if not resume:
         for db in (out_dir / "kb").glob("**/*.db*"):
             db.unlink()
-    atomic_write_bytes(old_spec, json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
+    atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
 
-    suite = load_suite(spec.suite, **spec.suite_options)
-    sk = spec.seed_knowledge
-    seed_suite = load_suite(sk.suite, **sk.suite_options) if sk.suite is not None else None
-    _, seed_tasks = select_tasks(suite, spec, seed_suite)
-    stages = list(spec.stages) or [StageSpec(name="main", tasks=spec.tasks)]
+    seed_suite, stages = checked.seed_suite, checked.stages
     all_targets: list[Task] = []
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
         with _coder_executor(spec) as executor:
-            for i, stage in enumerate(stages):
-                targets = [suite.task(t) for t in _selected(suite, stage.tasks)]
-                if not targets:
-                    raise ConfigurationError(
-                        f"spec {spec.name!r} (stage {stage.name!r}) selects no tasks from "
-                        f"suite {spec.suite!r}"
-                    )
+            for i, (stage, targets) in enumerate(stages):
                 all_targets += targets
                 name = stage.name if spec.stages else ""
                 for arm in spec.arms:
@@ -287,7 +240,7 @@ def run_experiment(
                         path.parent.mkdir(parents=True, exist_ok=True)
                         if not path.exists():
                             if i > 0 and stage.carry_knowledge:
-                                copy_store(out_dir / "kb" / stages[i - 1].name / db_name, path)
+                                copy_store(out_dir / "kb" / stages[i - 1][0].name / db_name, path)
                             elif i == 0 and spec.start_from is not None:
                                 copy_store(Path(spec.start_from) / "kb" / db_name, path)
                         rows += run_arm(

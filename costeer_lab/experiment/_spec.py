@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from costeer_lab.errors import ConfigurationError
+from costeer_lab.errors import ConfigurationError, did_you_mean
 
 __all__ = ["ArmSpec", "ExperimentSpec", "StageSpec", "load_spec"]
 
@@ -150,21 +150,82 @@ class ExperimentSpec(_Strict):
             raise ValueError("coder needs a 'name' (e.g. 'reuse' or 'llm')")
         return v
 
-    @model_validator(mode="after")
-    def _unique(self) -> ExperimentSpec:
-        names = [a.name for a in self.arms]
+    @field_validator("arms")
+    @classmethod
+    def _unique_arms(cls, v: list[ArmSpec]) -> list[ArmSpec]:
+        names = [a.name for a in v]
         if len(set(names)) != len(names):
             raise ValueError(f"arm names must be unique, got {names}")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds must be unique, got {self.seeds}")
-        stages = [st.name for st in self.stages]
-        if len(set(stages)) != len(stages):
-            raise ValueError(f"stage names must be unique, got {stages}")
-        return self
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"seeds must be unique, got {v}")
+        return v
+
+    @field_validator("stages")
+    @classmethod
+    def _unique_stages(cls, v: list[StageSpec]) -> list[StageSpec]:
+        names = [st.name for st in v]
+        if len(set(names)) != len(names):
+            raise ValueError(f"stage names must be unique, got {names}")
+        return v
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.model_dump_json())
         return data
+
+    def _repr_html_(self) -> str:
+        from costeer_lab._html import card
+
+        sel = self.tasks
+        chosen = f"ids {sel.ids}" if sel.ids else f"split {sel.split!r}"
+        arms = [
+            [a.name, a.rag, json.dumps(a.rag_options) if a.rag_options else "", a.seed_knowledge]
+            for a in self.arms
+        ]
+        return card(
+            f"Experiment spec {self.name}",
+            [
+                ("suite", f"{self.suite} {json.dumps(self.suite_options)}"),
+                ("tasks", chosen + (f", first {sel.limit}" if sel.limit else "")),
+                ("seed knowledge", f"split {self.seed_knowledge.split!r}"),
+                ("coder", json.dumps(self.coder)),
+                ("embedder", self.embedder),
+                ("seeds", self.seeds),
+                ("max_loop", self.max_loop),
+                ("runs", f"{len(self.arms)} arm(s) × {len(self.seeds)} seed(s)"),
+            ],
+            table=(["arm", "rag", "rag_options", "seed_knowledge"], arms),
+        )
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The spec model that holds the field at ``loc`` (for "did you mean" on unknown fields)."""
+    model: Any = ExperimentSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if model is not None else None
+        ann = getattr(field, "annotation", None)
+        args = getattr(ann, "__args__", ()) or (ann,)
+        model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if model is None:
+            return None
+    return model if isinstance(model, type) else None
+
+
+def _describe(err: Any) -> str:
+    loc = tuple(err["loc"])
+    where = ".".join(str(p) for p in loc) or "(top)"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden" and loc:
+        model = _model_at(loc)
+        if model is not None:
+            msg = f"unknown field; {did_you_mean(str(loc[-1]), list(model.model_fields))}"
+    return f"{where}: {msg}"
 
 
 def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> ExperimentSpec:
@@ -183,7 +244,11 @@ def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> Experi
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigurationError(f"cannot parse spec {path}: {exc}") from exc
+            from costeer_lab.suites._taskfile import parse_error_text
+
+            raise ConfigurationError(
+                f"cannot parse spec {path}: {parse_error_text(exc)}"
+            ) from None
         where = str(path)
     else:
         data, where = dict(source), "spec"
@@ -192,7 +257,5 @@ def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> Experi
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_describe(e) for e in exc.errors())
         raise ConfigurationError(f"invalid experiment spec ({where}): {problems}") from None

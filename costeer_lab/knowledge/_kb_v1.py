@@ -37,6 +37,17 @@ class KnowledgeBaseV1:
 
     version = "v1"
 
+    def _repr_html_(self) -> str:
+        from costeer_lab._html import card
+        from costeer_lab.graph import NODE_KINDS
+
+        stats = {f"nodes.{k}": self.store.count_nodes(k) for k in NODE_KINDS}
+        stats["edges"] = self.store.count_edges()
+        return card(
+            f"Knowledge base V1 in {getattr(self.store, 'url', self.store)}",
+            [(k, v) for k, v in stats.items() if v],
+        )
+
     def __init__(self, store: BaseStore, embedder: BaseEmbedder, *, index_kind: str = "exact"):
         self.store = store
         self.collection = VectorCollection(

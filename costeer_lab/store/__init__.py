@@ -9,6 +9,7 @@ Example:
 """
 
 from costeer_lab.store._base import BaseStore
+from costeer_lab.store._existing import open_existing_store
 from costeer_lab.store._factory import STORE_OPENERS, get_store, register_store_scheme
 from costeer_lab.store._migrations import SCHEMA_VERSION
 from costeer_lab.store._postgres import PostgresStore
@@ -27,5 +28,6 @@ __all__ = [
     "PostgresStore",
     "SQLiteStore",
     "get_store",
+    "open_existing_store",
     "register_store_scheme",
 ]

@@ -80,6 +80,21 @@ class Suite:
     def __repr__(self) -> str:
         return f"Suite({self.name!r}, {len(self.tasks)} tasks, splits={sorted(self._splits)})"
 
+    def _repr_html_(self) -> str:
+        from costeer_lab._html import card
+
+        splits = ", ".join(f"{k} ({len(v)})" for k, v in sorted(self._splits.items()))
+        rows = [[t.id, t.name, " ".join(t.description.split())[:90]] for t in self.tasks]
+        return card(
+            f"Suite {self.name}",
+            [
+                ("tasks", len(self.tasks)),
+                ("splits", splits or "none"),
+                ("inputs", ", ".join(sorted(self.inputs)) or "none"),
+            ],
+            table=(["id", "name", "description"], rows),
+        )
+
     @property
     def task_ids(self) -> list[str]:
         """Ids of all tasks, in suite order."""

@@ -40,7 +40,7 @@ from costeer_lab.evaluate._protocol import Evaluator
 from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
 
-__all__ = ["TaskFile", "load_task_file", "parse_task_document"]
+__all__ = ["TaskFile", "load_task_file", "parse_error_text", "parse_task_document"]
 
 
 class TaskEntry(BaseModel):
@@ -94,6 +94,26 @@ class TaskFile(BaseModel):
                 if tid not in ids:
                     raise ValueError(f"splits.{split}[{j}]: unknown task id {tid!r}")
         return self
+
+
+def parse_error_text(exc: Exception) -> str:
+    """A one-line description of a YAML/JSON parse error: ``line 3, column 7: <problem>``.
+
+    Example:
+        >>> import yaml
+        >>> try:
+        ...     yaml.safe_load("a: [1,\\n")
+        ... except yaml.YAMLError as exc:
+        ...     parse_error_text(exc)
+        "line 2, column 1: expected the node content, but found '<stream end>'"
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return " ".join(str(exc).split())
 
 
 def _format_error(exc: ValidationError, source: str) -> InvalidInputError:
@@ -234,7 +254,9 @@ def load_task_file(path: str | Path, **options: Any) -> Suite:
     try:
         doc = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InvalidInputError(f"task file {str(p)!r} is not valid JSON/YAML: {exc}") from None
+        raise InvalidInputError(
+            f"task file {str(p)!r} is not valid JSON/YAML: {parse_error_text(exc)}"
+        ) from None
     from costeer_lab.suites._rdagent import is_rdagent_document, rdagent_suite
 
     if is_rdagent_document(doc):

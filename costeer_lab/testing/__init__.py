@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from costeer_lab.testing._bad_inputs import BAD_INPUTS, BadInput, build_workspace, snapshot
     from costeer_lab.testing._openai_server import FakeOpenAIServer, RecordedRequest
     from costeer_lab.testing._postgres import PostgresTestServer, PostgresUnavailable
     from costeer_lab.testing._redteam import (
@@ -51,6 +52,10 @@ _LAZY: dict[str, str] = {
     "run_all": "costeer_lab.testing._redteam",
     "run_attack": "costeer_lab.testing._redteam",
     "run_experiment_attacks": "costeer_lab.testing._redteam",
+    "BAD_INPUTS": "costeer_lab.testing._bad_inputs",
+    "BadInput": "costeer_lab.testing._bad_inputs",
+    "build_workspace": "costeer_lab.testing._bad_inputs",
+    "snapshot": "costeer_lab.testing._bad_inputs",
 }
 
 __all__ = [
@@ -74,6 +79,7 @@ __all__ = [
     "run_experiment_attacks",
     "synthetic_results",
 ]
+__all__ += ["BAD_INPUTS", "BadInput", "build_workspace", "snapshot"]
 
 
 __getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

@@ -6,7 +6,23 @@ function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.sho
 
 from costeer_lab.viz._attempts import AttemptsInfo, plot_attempts
 from costeer_lab.viz._attempts import _get_attempts_info as get_attempts_info
-from costeer_lab.viz._common import arm_colors, figure_png, png_data_uri
+from costeer_lab.viz._common import arm_colors, arm_styles, dodge, figure_png, png_data_uri
+from costeer_lab.viz._explorer import (
+    KnowledgeExplorer,
+    QueryPlayground,
+    StaticFallback,
+    knowledge_explorer,
+    query_playground,
+    task_knowledge_html,
+)
+from costeer_lab.viz._explorer_data import (
+    TaskEntry,
+    TaskKnowledge,
+    TraceInfo,
+    get_task_knowledge,
+    knowledge_label,
+    list_tasks,
+)
 from costeer_lab.viz._graph import (
     DEFAULT_KIND_COLORS,
     NODE_KINDS,
@@ -23,6 +39,7 @@ from costeer_lab.viz._knowledge_usage import KnowledgeUsageInfo, plot_knowledge_
 from costeer_lab.viz._knowledge_usage import (
     _get_knowledge_usage_info as get_knowledge_usage_info,
 )
+from costeer_lab.viz._monitor import ExperimentMonitor, follow_experiment
 from costeer_lab.viz._report import REPORT_SECTIONS, build_report, report_experiment
 from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
 from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
@@ -67,4 +84,22 @@ __all__ = [
     "png_data_uri",
     "report_experiment",
     "results_dashboard",
+]
+__all__ += [
+    "ExperimentMonitor",
+    "KnowledgeExplorer",
+    "QueryPlayground",
+    "StaticFallback",
+    "TaskEntry",
+    "TaskKnowledge",
+    "TraceInfo",
+    "arm_styles",
+    "dodge",
+    "follow_experiment",
+    "get_task_knowledge",
+    "knowledge_explorer",
+    "knowledge_label",
+    "list_tasks",
+    "query_playground",
+    "task_knowledge_html",
 ]

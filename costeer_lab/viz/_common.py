@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["arm_colors", "figure_png", "new_axes", "png_data_uri"]
+__all__ = ["arm_colors", "arm_styles", "dodge", "figure_png", "new_axes", "png_data_uri"]
 
 _PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
@@ -40,6 +40,38 @@ def arm_colors(arms: Sequence[str]) -> dict[str, str]:
         {'no_knowledge': '#1f77b4', 'rag': '#ff7f0e'}
     """
     return {a: _PALETTE[i % len(_PALETTE)] for i, a in enumerate(sorted(set(arms)))}
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def arm_styles(arms: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """A ``(marker, linestyle)`` per arm (sorted-name order), so curves that coincide stay
+    distinguishable in print and for colour-blind readers.
+
+    Example:
+        >>> arm_styles(["rag", "no_knowledge"])
+        {'no_knowledge': ('o', '-'), 'rag': ('s', '--')}
+    """
+    return {
+        a: (_MARKERS[i % len(_MARKERS)], _LINESTYLES[i % len(_LINESTYLES)])
+        for i, a in enumerate(sorted(set(arms)))
+    }
+
+
+def dodge(arms: Sequence[str], width: float = 0.18) -> dict[str, float]:
+    """A small x offset per arm (centred on 0) so identical curves do not hide each other.
+
+    Example:
+        >>> dodge(["a", "b", "c"])
+        {'a': -0.09, 'b': 0.0, 'c': 0.09}
+    """
+    names = sorted(set(arms))
+    if len(names) < 2:
+        return {a: 0.0 for a in names}
+    step = width / (len(names) - 1)
+    return {a: round(-width / 2 + i * step, 6) for i, a in enumerate(names)}
 
 
 def figure_png(fig: Figure | Axes, *, dpi: int = 100) -> bytes:

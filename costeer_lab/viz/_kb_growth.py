@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from costeer_lab.experiment import kb_growth
-from costeer_lab.viz._common import arm_colors, new_axes
+from costeer_lab.viz._common import arm_colors, arm_styles, dodge, new_axes
 
 __all__ = ["KbArm", "KbGrowthInfo", "_get_kb_growth_info", "plot_kb_growth"]
 
@@ -58,9 +58,12 @@ def plot_kb_growth(results: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """
     info = _get_kb_growth_info(results)
     ax = new_axes(ax)
-    colors = arm_colors([a.arm for a in info.arms])
+    arms = [a.arm for a in info.arms]
+    colors, styles, shift = arm_colors(arms), arm_styles(arms), dodge(arms)
     for a in info.arms:
-        ax.plot(a.attempts, a.mean, marker="o", color=colors[a.arm], label=a.arm)
+        marker, linestyle = styles[a.arm]
+        x = [v + shift[a.arm] for v in a.attempts]
+        ax.plot(x, a.mean, marker=marker, linestyle=linestyle, color=colors[a.arm], label=a.arm)
         ax.fill_between(a.attempts, a.low, a.high, color=colors[a.arm], alpha=0.2, linewidth=0)
     ax.set_xlabel("attempt (evolution step)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -68,16 +68,18 @@ REPORT_SECTIONS = (
     "Additional tables",
 )
 
-_STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#222}
+_STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#222;padding:0 1em}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;
 padding:2px 6px;font-size:88%;text-align:right}th{background:#f3f3f3}img{max-width:100%}
-pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}.note{color:#555;font-size:90%}"""
+pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}.note{color:#555;font-size:90%}
+.tbl{max-width:100%;overflow-x:auto}.tbl table{font-size:82%}.tbl th{position:sticky;top:0}"""
 
 
 def _table(df: pd.DataFrame) -> str:
     if df.empty:
         return '<p class="note">(no rows)</p>'
-    return df.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}", na_rep="–")
+    table = df.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}", na_rep="–")
+    return f'<div class="tbl">{table}</div>'  # wide tables scroll inside the page
 
 
 def _plot(draw: Callable[..., Any], results: pd.DataFrame, alt: str, **kw: Any) -> str:
@@ -304,6 +306,13 @@ def report_experiment(
     """
     d = Path(directory)
     spec_file = d / "spec.json"
-    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
+    spec = None
+    if spec_file.exists():
+        try:
+            spec = json.loads(spec_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidInputError(f"{str(spec_file)!r} is unreadable ({exc})") from None
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise InvalidInputError(f"{str(spec_file)!r} is not an experiment spec")
     title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
     return build_report(d, out_path or d / "report.html", title=title, spec=spec)

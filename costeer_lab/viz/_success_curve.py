@@ -8,7 +8,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from costeer_lab.experiment import success_curve
-from costeer_lab.viz._common import arm_colors, new_axes
+from costeer_lab.viz._common import arm_colors, arm_styles, dodge, new_axes
 
 __all__ = ["ArmCurve", "SuccessCurveInfo", "_get_success_curve_info", "plot_success_curve"]
 
@@ -70,17 +70,20 @@ def plot_success_curve(
     """
     info = _get_success_curve_info(results, n_boot=n_boot, ci=ci, seed=seed)
     ax = new_axes(ax)
-    colors = arm_colors([c.arm for c in info.curves])
+    arms = [c.arm for c in info.curves]
+    colors, styles, shift = arm_colors(arms), arm_styles(arms), dodge(arms)
     for c in info.curves:
-        color = colors[c.arm]
+        color, (marker, linestyle) = colors[c.arm], styles[c.arm]
+        x = [a + shift[c.arm] for a in c.attempts]  # dodged: coinciding curves stay visible
         ax.plot(
-            c.attempts,
+            x,
             c.rate,
-            marker="o",
+            marker=marker,
+            linestyle=linestyle,
             color=color,
             label=f"{c.arm} ({c.n_seeds} seed{'s' if c.n_seeds != 1 else ''})",
         )
-        ax.fill_between(c.attempts, c.ci_low, c.ci_high, color=color, alpha=0.2, linewidth=0)
+        ax.fill_between(x, c.ci_low, c.ci_high, color=color, alpha=0.15, linewidth=0)
     ax.set_xlabel("attempt (evolution step)")
     ax.set_ylabel("tasks solved (cumulative share)")
     ax.set_ylim(-0.02, 1.02)

@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from costeer_lab.experiment import summary_table, validate_results
 from costeer_lab.viz._attempts import plot_attempts
 from costeer_lab.viz._common import figure_png
+from costeer_lab.viz._explorer import StaticFallback
 from costeer_lab.viz._hit_rate import plot_hit_rate
 from costeer_lab.viz._kb_growth import plot_kb_growth
 from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
@@ -35,7 +36,7 @@ __all__ = ["ALL_ARMS", "ResultsDashboard", "results_dashboard"]
 ALL_ARMS = "(all arms)"
 
 
-class ResultsDashboard(widgets.VBox):  # type: ignore[misc]
+class ResultsDashboard(StaticFallback, widgets.VBox):  # type: ignore[misc]
     """Dropdowns for the arm and the plot, an HTML summary row and an Output with the plot.
 
     Attributes:
@@ -99,6 +100,14 @@ class ResultsDashboard(widgets.VBox):  # type: ignore[misc]
             },
         )
         self.renders += 1
+
+    def static_html(self) -> str:
+        """The summary rows and the current plot as plain HTML (the saved-notebook fallback)."""
+        img = ""
+        if self.output.outputs:
+            png = self.output.outputs[0]["data"]["image/png"]
+            img = f"<img alt='{self.metric.value}' src='data:image/png;base64,{png}'/>"
+        return f"<div><b>{self.metric.value} — {self.arm.value}</b>{self.summary.value}{img}</div>"
 
 
 def results_dashboard(

@@ -138,3 +138,20 @@ def test_invalid_table_is_not_written(tmp_path: Path) -> None:
 def test_make_row_rejects_unknown_columns() -> None:
     with pytest.raises(InvalidInputError, match="unknown result column"):
         make_row("a", 0, "t", 1, True, colour="red")
+
+
+def test_json_columns_decode_to_lists_and_dicts() -> None:
+    from costeer_lab.experiment import decode_json_columns
+    from costeer_lab.testing import example_results
+
+    raw = example_results()
+    df = decode_json_columns(raw)
+    for i in range(len(raw)):
+        assert df["error_fingerprints"].iloc[i] == json.loads(raw["error_fingerprints"].iloc[i])
+        assert df["used_knowledge_ids"].iloc[i] == json.loads(raw["used_knowledge_ids"].iloc[i])
+        assert df["retrieved"].iloc[i] == json.loads(raw["retrieved"].iloc[i])
+    assert all(isinstance(v, str) for v in raw["retrieved"])  # the input is left as it was
+    bad = raw.copy()
+    bad.loc[bad.index[1], "retrieved"] = "[1]"
+    with pytest.raises(InvalidInputError, match=r"'retrieved', row 1: expected a JSON object"):
+        decode_json_columns(bad)

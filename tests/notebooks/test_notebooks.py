@@ -22,6 +22,7 @@ NOTEBOOKS = (
     "02_knowledge_graph.ipynb",
     "03_metrics_and_dashboard.ipynb",
     "07_task_context.ipynb",
+    "01_quickstart.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Notebooks saved with their outputs (static tables and images), also executed by the tests.
@@ -275,3 +276,33 @@ def test_06_document_kb(
     assert len(quality) == 1
     assert all(mode in quality[0] for mode in ("vector", "keyword", "hybrid"))
     assert list(tmp_path.iterdir()) == [out]  # nothing written into the working directory
+
+
+def test_01_quickstart_builds_queries_evaluates_and_explores(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    out = tmp_path / "quickstart"
+    nb = run_notebook(
+        "01_quickstart.ipynb",
+        cwd=tmp_path,
+        env={"COSTEER_LAB_NB_OUT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+    )
+    assert_no_errors(nb)
+    text = stdout_text(nb)
+    assert re.search(r"\w+: final decision False", text)  # the stub attempt fails
+    assert re.search(r"the reference solution of \w+: final decision True", text)
+    html_out = [o["data"]["text/html"] for o in outputs(nb) if "text/html" in o.get("data", {})]
+    assert any("Suite humaneval" in h for h in html_out)  # _repr_html_ of the suite
+    assert any("Knowledge base V2" in h and "nodes.task_success_implement" in h for h in html_out)
+    assert any("Experiment spec quickstart" in h for h in html_out)
+    assert any(" · task" in h for h in html_out)  # knowledge labelled by task name and kind
+    # two widgets, each saved with a static HTML fallback next to the widget view
+    widgets_out = [o for o in outputs(nb) if WIDGET_MIME in o.get("data", {})]
+    assert len(widgets_out) == 2
+    assert all("text/html" in o["data"] for o in widgets_out)
+    assert "Knowledge-graph explorer" in widgets_out[0]["data"]["text/html"]
+    assert "Attempt trace 1" in widgets_out[0]["data"]["text/html"]
+    assert "<table>" in widgets_out[1]["data"]["text/html"]
+    stats = kb_stats(SQLiteStore(out / "run" / "kb" / "rag_v2-seed0.db"))
+    assert stats["nodes.task_trace"] >= 1
+    assert (out / "kb.db").is_file() and load_results(out / "run")["arm"].eq("rag_v2").all()

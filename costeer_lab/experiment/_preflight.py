@@ -1,0 +1,311 @@
+"""Validate an experiment before anything is written: the output folder, the suite, the task
+selection, the coder, the embedder, the RAG options and the suite's inputs.
+
+:func:`run_experiment` calls :func:`preflight` first, so a mistyped name ends in one
+:class:`~costeer_lab.errors.ConfigurationError` naming the spec field, the output folder is left
+untouched, and a configuration error is never recorded as a failed attempt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from costeer_lab._records import Task
+from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec
+
+__all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a validated spec resolves to: the loaded suites and the chosen tasks.
+
+    ``stages`` pairs each stage with its targets (one stage named ``main`` holding
+    ``spec.tasks`` when the spec has no stages); ``targets`` are the first stage's.
+    """
+
+    suite: Any
+    targets: list[Task]
+    seed_tasks: list[Task]
+    seed_suite: Any = None
+    stages: tuple[tuple[StageSpec, list[Task]], ...] = ()
+
+
+def spec_differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two JSON-like specs differ (``arms[1].rag``, ``max_loop``).
+
+    Example:
+        >>> spec_differences({"a": 1, "b": {"c": [1, 2]}}, {"a": 1, "b": {"c": [1, 3]}})
+        ['b.c[1]']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old or key not in new:
+                out.append(path)
+            else:
+                out += spec_differences(old[key], new[key], path)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            out += spec_differences(a, b, f"{prefix}[{i}]")
+        return out
+    return [] if old == new else [prefix or "(top)"]
+
+
+def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
+    """Refuse an output folder that is a file, sits under a file, or holds another spec.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> spec = ExperimentSpec.model_validate({"name": "t", "suite": "humaneval",
+        ...     "arms": [{"name": "a"}]})
+        >>> check_out_dir(pathlib.Path(tempfile.mkdtemp()) / "new", spec, resume=True)
+    """
+    for parent in [out_dir, *out_dir.parents]:
+        if parent.exists() and not parent.is_dir():
+            what = "--out" if parent == out_dir else f"--out (its parent {str(parent)!r})"
+            raise ConfigurationError(
+                f"{what} {str(out_dir)!r}: {str(parent)!r} is a file; expected a directory "
+                "(new or holding an earlier run of the same spec)"
+            )
+        if parent.exists():
+            break
+    old_spec = out_dir / "spec.json"
+    if not (resume and old_spec.exists()):
+        return
+    try:
+        previous = json.loads(old_spec.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigurationError(
+            f"{str(old_spec)!r} is unreadable ({exc}); use another --out or --fresh"
+        ) from None
+    diff = spec_differences(previous, spec.to_dict())
+    if diff:
+        shown = ", ".join(diff[:8]) + (" …" if len(diff) > 8 else "")
+        raise ConfigurationError(
+            f"{str(out_dir)!r} holds a run of a different spec (fields that differ: {shown}); "
+            "use another --out, or --fresh to replace that run"
+        )
+
+
+def _selected(suite: Any, sel: Any) -> list[str]:
+    ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
+    if getattr(sel, "match", None) is not None:
+        ids = [i for i in ids if re.search(sel.match, i)]
+    return ids[: sel.limit] if sel.limit is not None else ids
+
+
+def select_tasks(
+    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
+) -> tuple[list[Task], list[Task]]:
+    """``(targets, seed_tasks)`` for a spec; a task is never both (the targets of every stage
+    of a staged spec are left out of the seed knowledge). Seed tasks come from ``seed_suite``
+    when given (``spec.seed_knowledge.suite``), else from ``suite``."""
+    ids = _selected(suite, spec.tasks)
+    every = set(ids).union(*(_selected(suite, st.tasks) for st in spec.stages))
+    source = suite if seed_suite is None else seed_suite
+    seed_ids: list[str] = []
+    if spec.seed_knowledge.split is not None:
+        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in every]
+        if spec.seed_knowledge.limit is not None:
+            seed_ids = seed_ids[: spec.seed_knowledge.limit]
+    return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
+
+
+def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
+    from costeer_lab.knowledge import make_rag_strategy
+
+    rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
+    return rag, tuple(rag.query_kinds)
+
+
+def _load_suite(name: str, options: dict[str, Any], field: str = "suite") -> Any:
+    from costeer_lab.suites import load_suite
+
+    try:
+        return load_suite(name, **options)
+    except TypeError as exc:  # a suite factory called with an option it does not take
+        raise ConfigurationError(
+            f"{field}_options of suite {name!r}: {exc} (given: {sorted(options)})"
+        ) from None
+    except FileNotFoundError as exc:  # e.g. a task file's ground_truth_file
+        raise ConfigurationError(
+            f"{field} {name!r}: file {str(exc.filename)!r} does not exist"
+        ) from None
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"{field}: {exc}") from None
+
+
+def _select(
+    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
+) -> tuple[list[Task], list[Task]]:
+    if spec.tasks.ids is not None:
+        for i, tid in enumerate(spec.tasks.ids):
+            if tid not in set(suite.task_ids):
+                try:
+                    suite.task(tid)
+                except CosteerLabError as exc:
+                    raise ConfigurationError(f"tasks.ids[{i}]: {exc}") from None
+    for field, split in (
+        ("tasks.split", spec.tasks.split),
+        ("seed_knowledge.split", spec.seed_knowledge.split),
+    ):
+        if split is not None and (field != "tasks.split" or not spec.tasks.ids):
+            source = seed_suite if field.startswith("seed") and seed_suite is not None else suite
+            try:
+                source.split(split)
+            except CosteerLabError as exc:
+                raise ConfigurationError(f"{field}: {exc}") from None
+    targets, seed_tasks = select_tasks(suite, spec, seed_suite)
+    if not targets:
+        raise ConfigurationError(
+            f"tasks: spec {spec.name!r} selects no tasks from suite {spec.suite!r}"
+        )
+    return targets, seed_tasks
+
+
+def _check_components(spec: ExperimentSpec) -> None:
+    from costeer_lab.coders import coder_from_config
+    from costeer_lab.embed import get_embedder
+
+    try:
+        coder_from_config(spec.coder)
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"coder.name: {exc}") from None
+    try:
+        get_embedder(spec.embedder)
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"embedder: {exc}") from None
+    for i, arm in enumerate(spec.arms):
+        if arm.rag == "none":
+            continue
+        try:
+            _rag_for(arm, 0)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+            raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {problems}") from None
+        except (CosteerLabError, ValueError) as exc:
+            raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {exc}") from None
+
+
+def _check_input_files(suite: Any) -> None:
+    """Every Parquet input of the suite must be readable."""
+    import pyarrow.parquet as pq
+
+    for name, path in dict(getattr(suite, "inputs", {}) or {}).items():
+        if Path(path).suffix == ".parquet":
+            try:
+                pq.read_schema(path)
+            except Exception as exc:  # pyarrow raises several types for damaged files
+                raise ConfigurationError(
+                    f"input {name!r} of suite {suite.name!r}: {str(path)!r} is not a readable "
+                    f"Parquet file ({type(exc).__name__}: {exc})"
+                ) from None
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines += record.getMessage().splitlines()
+
+
+def _reference_error(lines: list[str]) -> str:
+    """The last ``SomeError: …`` line of the reference's logged output, if any."""
+    found = [ln.strip() for ln in lines if re.match(r"^\s*\w*(Error|Exception)\b", ln)]
+    return f": {found[-1][:200]}" if found else ""
+
+
+def _check_reference(suite: Any, targets: list[Task]) -> None:
+    """The first target's reference implementation must run on the suite's inputs."""
+    if not getattr(suite, "inputs", None):
+        return
+    evaluator = suite.evaluator()
+    check = getattr(evaluator, "ground_truth_result", None)
+    logger = logging.getLogger("costeer_lab.evaluate._factor")
+    collect, propagate = _Collect(), logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False  # its output goes into the one error message below
+    try:
+        if callable(check):
+            check(suite.ground_truth(targets[0].id))
+    except GroundTruthError as exc:
+        files = ", ".join(repr(str(p)) for p in suite.inputs.values())
+        raise ConfigurationError(
+            f"task {targets[0].id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
+            f"inputs ({files}); an input file may lack a column the task uses"
+        ) from None
+    finally:
+        logger.removeHandler(collect)
+        logger.propagate = propagate
+        close = getattr(evaluator, "close", None)
+        if callable(close):
+            close()
+
+
+def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight:
+    """Validate ``spec`` against the output folder and its components; writes nothing.
+
+    Raises:
+        ConfigurationError: the first problem found, naming the spec field or the file.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> spec = ExperimentSpec.model_validate({"name": "t", "suite": "humaneval",
+        ...     "suite_options": {"limit": 4}, "arms": [{"name": "a"}],
+        ...     "coder": {"name": "reuze"}})
+        >>> preflight(spec, pathlib.Path(tempfile.mkdtemp()), resume=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        costeer_lab.errors.ConfigurationError: coder.name: unknown coder 'reuze'; ...
+    """
+    check_out_dir(out_dir, spec, resume=resume)
+    suite = _load_suite(spec.suite, spec.suite_options)
+    _check_input_files(suite)
+    sk = spec.seed_knowledge
+    seed_suite = (
+        None
+        if sk.suite is None
+        else _load_suite(sk.suite, sk.suite_options, "seed_knowledge.suite")
+    )
+    targets, seed_tasks = _select(suite, spec, seed_suite)
+    stages = _stages(suite, spec, targets)
+    _check_components(spec)
+    _check_reference(suite, targets)
+    return Preflight(suite, targets, seed_tasks, seed_suite, stages)
+
+
+def _stages(
+    suite: Any, spec: ExperimentSpec, targets: list[Task]
+) -> tuple[tuple[StageSpec, list[Task]], ...]:
+    """Each stage with its targets; a stage that selects nothing is an error naming it."""
+    if not spec.stages:
+        return ((StageSpec(name="main", tasks=spec.tasks), targets),)
+    out = []
+    for i, stage in enumerate(spec.stages):
+        try:
+            chosen = [suite.task(t) for t in _selected(suite, stage.tasks)]
+        except CosteerLabError as exc:
+            raise ConfigurationError(f"stages[{i}].tasks ({stage.name!r}): {exc}") from None
+        if not chosen:
+            raise ConfigurationError(
+                f"stages[{i}].tasks: stage {stage.name!r} selects no tasks from suite "
+                f"{spec.suite!r}"
+            )
+        out.append((stage, chosen))
+    return tuple(out)
