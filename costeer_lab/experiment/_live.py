@@ -20,8 +20,7 @@ from typing import Any
 import pandas as pd
 
 from costeer_lab.evolve._agent import STEP_KIND
-from costeer_lab.experiment._results import RESULT_COLUMNS
-from costeer_lab.experiment._runner import attempt_rows
+from costeer_lab.experiment._runner import OUTPUT_COLUMNS, attempt_rows
 
 __all__ = ["live_results"]
 
@@ -29,10 +28,11 @@ _DB_NAME = re.compile(r"^(?P<arm>[A-Za-z0-9_.-]+)-seed(?P<seed>-?\d+)\.db$")
 
 
 def live_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every attempt committed so far in ``out_dir``, as results rows (``RESULT_COLUMNS``).
+    """Every attempt committed so far in ``out_dir``, as results rows (the columns of
+    ``results.parquet``; a task's ``category`` and ``difficulty`` stay empty until the run ends).
 
-    Rows come in (arm, seed) file order and step order; once the run has finished they are the
-    rows of ``results.parquet``.
+    Rows come in (stage, arm, seed) file order and step order; once the run has finished they
+    are the rows of ``results.parquet``.
     """
     from costeer_lab.errors import StoreError
     from costeer_lab.store import open_existing_store
@@ -40,6 +40,8 @@ def live_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     kb_dir = Path(out_dir) / "kb"
     files = sorted(kb_dir.glob("*.db")) if kb_dir.is_dir() else []
+    stage_dirs = sorted(p for p in kb_dir.iterdir() if p.is_dir()) if kb_dir.is_dir() else []
+    files += [f for d in stage_dirs for f in sorted(d.glob("*.db"))]
     for file in files:
         m = _DB_NAME.match(file.name)
         if m is None:
@@ -53,5 +55,6 @@ def live_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
         finally:
             store.close()
         attempts = [a for _, rec in steps if isinstance(rec, dict) for a in rec["attempts"]]
-        rows += attempt_rows(attempts, m["arm"], int(m["seed"]))
-    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+        stage = "" if file.parent == kb_dir else file.parent.name
+        rows += attempt_rows(attempts, m["arm"], int(m["seed"]), stage)
+    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS)

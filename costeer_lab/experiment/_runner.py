@@ -49,6 +49,10 @@ __all__ = ["attempt_rows", "copy_store", "run_arm", "run_experiment", "select_ta
 
 SEEDED_META = "experiment.seed_knowledge"
 
+#: Columns of ``results.parquet``: the schema, the stage, then what the coder did and what the
+#: factor checks found.
+OUTPUT_COLUMNS = [*RESULT_COLUMNS, "stage", *BENCHMARK_COLUMNS]
+
 
 def copy_store(src: Path, dst: Path) -> None:
     """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically.
@@ -260,5 +264,5 @@ def run_experiment(
     finally:
         evaluator.close()
     add_task_columns(rows, all_targets)
-    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, "stage", *BENCHMARK_COLUMNS])
+    df = pd.DataFrame(rows, columns=OUTPUT_COLUMNS)
     return save_results(df, out_dir)

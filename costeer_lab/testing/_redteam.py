@@ -633,7 +633,7 @@ def run_experiment_attacks(
         "suite_options": {"limit": limit},
         "tasks": {"ids": tasks, "split": None},
         "seed_knowledge": {"split": None},
-        "coder": {"name": "scripted", "script": script},
+        "coder": {"name": "costeer_lab.testing:ScriptedCoder", "script": script},
         "arms": [{"name": "attack", "rag": "none"}],
         "max_loop": 1,
         "parallelism": {"executor": "serial"},
@@ -658,6 +658,9 @@ def run_experiment_attacks(
         leaks = [] if len(rows) else [f"no results row for {attack.task_id}"]
         if rows["success"].astype(bool).any():
             leaks.append(f"a results row has success=True for {attack.task_id}")
+        if len(rows) and not rows["coder_strategy"].eq("scripted").all():
+            # the attack's code never reached the evaluator: "no success" would prove nothing
+            leaks.append(f"the scripted coder did not run for {attack.task_id}")
         parts = {
             col: "\n".join(rows[col].astype(str))
             for col in ("execution", "return_checking", "code_feedback")
