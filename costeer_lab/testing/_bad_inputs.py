@@ -258,7 +258,8 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     _run(
         "tasks_field_typo",
         "`tasks.splt` (typo)",
-        "tasks.splt: unknown field; known: 'ids', 'limit', 'match', 'split'; did you mean 'split'?",
+        "tasks.splt: unknown field; known: 'ids', 'limit', 'match', 'split'; "
+        "did you mean 'split'?",
     ),
     _run("rag_v3", "`arms[0].rag: v3`", "arms.0.rag: Input should be 'none', 'v1' or 'v2'"),
     _run("arm_name_space", "arm name with a space", "arms.0.name: String should match"),
