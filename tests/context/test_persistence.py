@@ -243,3 +243,17 @@ def test_a_manager_closes_only_the_store_it_opened(tmp_path: Path, store: SQLite
     with RichMemoryManager(store) as shared:
         shared.create_task("What is 6 * 7?", task_id="q")
     assert store.count_records("context_task") == 1  # a store passed in stays open
+
+
+def test_context_on_postgres_is_seen_by_another_manager(postgres_url: str) -> None:
+    pytest.importorskip("psycopg")
+    from costeer_lab.store import get_store
+
+    with get_store(postgres_url) as first, get_store(postgres_url) as second:
+        writer, reader = RichMemoryManager(first), RichMemoryManager(second)
+        writer.create_task("Implement gcd in Python", task_id="pg")
+        writer.add_action("pg", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}))
+        seen = reader.get_task("pg")
+        assert seen == writer.get_task("pg") and seen.complete
+        assert [f.path for f in seen.files] == ["gcd.py"]
+        assert reader.list_tasks() == ["pg"]
