@@ -89,7 +89,7 @@ def _progress(items: list[Any], show: bool) -> Iterator[Any]:
     if not show:
         yield from items
         return
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # a text bar: saved notebooks keep its final line
 
     yield from tqdm(items, desc="ingesting documents", unit="file")
 

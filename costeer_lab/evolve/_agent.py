@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tqdm.auto import tqdm
+# Text bars, also in notebooks: a saved notebook keeps the bar's final line as plain output,
+# where tqdm's widget bar would be saved as a stale "0 %" placeholder.
+from tqdm import tqdm
 
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
