@@ -16,6 +16,7 @@ process-wide values with ``get_settings().<section>`` (cached: call
 | ``index`` | :class:`IndexSettings` | :class:`~costeer_lab.index.FaissIndex` (threads) |
 | ``evaluator`` | :class:`EvaluatorSettings` | evaluators, ``Suite.evaluators()`` |
 | ``sandbox`` | :class:`SandboxSettings` | the sandbox worker |
+| ``memory`` | :class:`MemorySettings` | the pattern and failure memory |
 
 Example:
     >>> from costeer_lab.settings import Settings
@@ -37,6 +38,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
+from costeer_lab.settings._memory import MemorySettings
 from costeer_lab.settings._minilm import MiniLMSettings
 from costeer_lab.settings._openai import OpenAISettings
 from costeer_lab.settings._rag import RAGSettings
@@ -46,6 +48,7 @@ __all__ = [
     "EvaluatorSettings",
     "IndexSettings",
     "LLMSettings",
+    "MemorySettings",
     "MiniLMSettings",
     "OpenAISettings",
     "RAGSettings",
@@ -95,6 +98,8 @@ class Settings(BaseSettings):
     evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
     #: The ``sandbox`` section: uid slots, run directories, worker start-up.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    #: The ``memory`` section: pattern/failure memory thresholds, backend and index.
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
 @lru_cache(maxsize=1)
