@@ -38,7 +38,7 @@ def _exact_scores(query: str) -> dict[str, float]:
 
 
 def test_template_strips_comments_docstrings_and_task_literals() -> None:
-    a = 'def f(df):\n    """Doc."""\n    x = df["close"]  # price\n    return x.rolling(20).mean()\n'
+    a = 'def f(df):\n    """Doc."""\n    x = df["close"]  # p\n    return x.rolling(20).mean()\n'
     b = "def f(df):\n\n    x = df['volume']\n    return x.rolling( 5 ).mean()"
     assert make_template(a) == make_template(b)
     assert (
