@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from costeer_lab._fingerprint import MAX_MESSAGE_CHARS, _cut, error_fingerprint, extract_errors
+from costeer_lab._fingerprint import MAX_MESSAGE_CHARS, error_fingerprint, extract_errors
+from costeer_lab._fingerprint._mask import cut as _cut
 
 
 @pytest.mark.parametrize(
