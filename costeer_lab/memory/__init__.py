@@ -5,7 +5,8 @@
   that failed or holds a credential is refused with a clear reason.
 * :class:`FailureMemory` — failures with the knowledge base's error fingerprint, their
   solutions, and a search returning only solved failures; plain syntax typos and
-  infrastructure errors are not stored (:func:`is_skippable_failure`).
+  infrastructure errors are not stored (:func:`skip_reason`, the rule of the error
+  fingerprints, re-exported here with :func:`is_skippable_failure`).
 * Metrics — :func:`memory_stats` (a dict) and DataFrame views for notebooks.
 * Backends by store URL — ``sqlite:///…`` searches with FAISS, ``postgresql://…`` in the
   database with pgvector (:func:`open_memory`).
@@ -19,11 +20,11 @@ Example:
     1
 """
 
+from costeer_lab._fingerprint import is_skippable_failure, skip_reason
 from costeer_lab.memory._failure import FailureMatch, FailureMemory, failure_signature
 from costeer_lab.memory._memory import Memory, open_memory
 from costeer_lab.memory._pattern import PatternMatch, PatternMemory, PatternStats
 from costeer_lab.memory._secrets import SecretFinding, scan_credentials
-from costeer_lab.memory._skip import INFRASTRUCTURE_ERRORS, SYNTAX_ERRORS, is_skippable_failure
 from costeer_lab.memory._stats import (
     failure_frame,
     hit_rate,
@@ -36,8 +37,6 @@ from costeer_lab.memory._template import make_template
 from costeer_lab.memory._vectors import MemoryVectors, has_native_search
 
 __all__ = [
-    "INFRASTRUCTURE_ERRORS",
-    "SYNTAX_ERRORS",
     "FailureMatch",
     "FailureMemory",
     "Memory",
@@ -58,4 +57,5 @@ __all__ = [
     "pattern_frame",
     "scan_credentials",
     "search_frame",
+    "skip_reason",
 ]

@@ -3,7 +3,7 @@
 A failure is stored with the same error fingerprint the knowledge base uses
 (:func:`costeer_lab._fingerprint.error_fingerprint` of ``"<type>: <message>"``), so the same
 mistake in different code is one signature. Failures the rule of
-:func:`~costeer_lab.memory.is_skippable_failure` rejects (plain syntax typos, infrastructure
+:func:`costeer_lab._fingerprint.skip_reason` rejects (plain syntax typos, infrastructure
 errors) are not stored. Only a *solved* failure gets a vector (its fingerprint embedded, in the
 ``memory.failures`` collection), so :meth:`FailureMemory.search_similar_failures` returns nothing
 but failures with a solution, and the threshold applies in the vector search itself.
@@ -16,10 +16,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from costeer_lab._fingerprint import error_fingerprint
+from costeer_lab._fingerprint import error_fingerprint, skip_reason
 from costeer_lab.errors import InvalidInputError, NotFoundError
 from costeer_lab.memory._base import MemoryBase, check_text, refuse_credentials
-from costeer_lab.memory._skip import is_skippable_failure
 
 __all__ = ["FAILURE_KIND", "FailureMatch", "FailureMemory", "failure_signature"]
 
@@ -69,6 +68,8 @@ class FailureMemory(MemoryBase):
 
     collection = "memory.failures"
     memory_kind = "failure"
+    #: Why the last :meth:`store_failure` call stored nothing (``None``: it stored).
+    last_skip_reason: str | None = None
 
     def store_failure(
         self,
@@ -79,6 +80,10 @@ class FailureMemory(MemoryBase):
         iteration: int = 0,
     ) -> str | None:
         """Store a failure; returns its id, or ``None`` when the skip rule rejects it.
+
+        The rule (plain syntax typos, infrastructure errors such as API time-outs and
+        interrupted runs) is :func:`costeer_lab._fingerprint.skip_reason`; its reason is kept
+        in :attr:`last_skip_reason`.
 
         Raises:
             MemoryRefusedError: the message or code contains a credential.
@@ -92,7 +97,8 @@ class FailureMemory(MemoryBase):
             raise InvalidInputError(f"iteration must be an int >= 0, got {iteration!r}")
         if not (error_type.strip() or error_message.strip()):
             raise InvalidInputError("a failure needs an error_type or an error_message")
-        if is_skippable_failure(error_type, error_message) is not None:
+        self.last_skip_reason = skip_reason(error_message, error_type or None)
+        if self.last_skip_reason is not None:
             return None
         refuse_credentials(
             [("error message", error_message), ("code context", code_context)],

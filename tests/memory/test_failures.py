@@ -7,7 +7,7 @@ import pytest
 from costeer_lab._fingerprint import error_fingerprint
 from costeer_lab.embed import get_embedder
 from costeer_lab.errors import InvalidInputError, NotFoundError
-from costeer_lab.memory import FailureMemory, failure_signature, is_skippable_failure, open_memory
+from costeer_lab.memory import FailureMemory, failure_signature, open_memory, skip_reason
 
 TRACE = (
     "Traceback (most recent call last):\n"
@@ -26,19 +26,28 @@ def test_signature_is_the_knowledge_base_fingerprint() -> None:
 @pytest.mark.parametrize(
     ("etype", "message", "reason"),
     [
-        ("SyntaxError", "invalid syntax", "syntax typo (SyntaxError)"),
-        ("IndentationError", "unexpected indent", "syntax typo (IndentationError)"),
-        ("TabError", "inconsistent use of tabs", "syntax typo (TabError)"),
-        ("KeyboardInterrupt", "", "infrastructure error (KeyboardInterrupt)"),
-        ("openai.APITimeoutError", "Request timed out.", "infrastructure error (APITimeoutError)"),
-        ("RateLimitError", "429", "infrastructure error (RateLimitError)"),
-        ("", "ConnectionResetError: [Errno 104]", "infrastructure error (ConnectionResetError)"),
-        ("", "the evaluation timed out after 30 s", "infrastructure error (timed out)"),
-        ("", "run interrupted by the user", "infrastructure error (interrupted)"),
+        ("SyntaxError", "invalid syntax", "syntax typo"),
+        ("IndentationError", "unexpected indent", "syntax typo"),
+        ("KeyboardInterrupt", "", "interrupted run: KeyboardInterrupt"),
+        (
+            "openai.APITimeoutError",
+            "Request timed out.",
+            "infrastructure error: openai.APITimeoutError",
+        ),
+        ("RateLimitError", "429", "infrastructure error: RateLimitError"),
     ],
 )
-def test_skip_rule(etype: str, message: str, reason: str) -> None:
-    assert is_skippable_failure(etype, message) == reason
+def test_the_fingerprint_skip_rule_decides(
+    etype: str, message: str, reason: str, sqlite_url: str
+) -> None:
+    """The memory applies the error fingerprints' rule and keeps its reason."""
+    assert skip_reason(message, etype) == reason
+    fm = FailureMemory(sqlite_url, embedder="hashing")
+    assert fm.store_failure(etype, message, "code", "t", 1) is None
+    assert fm.last_skip_reason == reason and len(fm) == 0
+    assert fm.store_failure("KeyError", "'close'", "code", "t", 1) is not None
+    assert fm.last_skip_reason is None
+    fm.close()
 
 
 @pytest.mark.parametrize(
@@ -51,7 +60,7 @@ def test_skip_rule(etype: str, message: str, reason: str) -> None:
     ],
 )
 def test_real_mistakes_are_kept(etype: str, message: str) -> None:
-    assert is_skippable_failure(etype, message) is None
+    assert skip_reason(message, etype or None) is None
 
 
 def test_skipped_failures_are_not_stored(sqlite_url: str) -> None:
@@ -83,7 +92,7 @@ def test_failure_threshold_is_a_cosine_floor(sqlite_url: str) -> None:
     fid = fm.store_failure("ValueError", "could not convert string to float: 'abc'")
     assert fid is not None
     fm.update_solution(fid, "float(x.strip() or 'nan')")
-    query = "ValueError: could not convert string to int"
+    query = "TypeError: could not convert string to float"
     emb = get_embedder("hashing")
     vecs = emb.embed([failure_signature("", query), fm.get_failure(fid)["fingerprint"]])
     cos = float(vecs[0] @ vecs[1])
