@@ -69,8 +69,10 @@ def test_the_url_alone_picks_the_backend() -> None:
     try:
         with open_memory("searching://x", embedder="hashing") as memory:
             assert memory.backend == "store"
-            pid = memory.patterns.store_pattern("adder", _code(1), description="add")
-            hits = memory.patterns.search_patterns("adder add", threshold=0.3)
+            pid = memory.patterns.store_pattern(
+                "adder", _code(1), description="add one to each item"
+            )
+            hits = memory.patterns.search_patterns("adder add one", threshold=0.2)
             assert [m.id for m in hits] == [pid] and _SearchingStore.calls == 1
             assert memory.patterns.vectors._index is None  # no FAISS index was built
     finally:
