@@ -6,11 +6,12 @@ the time it was stored. The id is a hash of problem type and template, so the sa
 stored twice is one pattern. Its vector (problem type, description and template embedded
 together) lives in the store's ``memory.patterns`` collection.
 
-Usage and outcomes are *events*, one record each (``memory.pattern_use``,
-``memory.pattern_outcome``), never counters updated in place: two agents on two machines that
-use the same pattern at once both count, on every backend, without locks.
-``usage_count`` = uses, ``success_rate`` = successes / recorded outcomes (``None`` before the
-first outcome).
+Usage and outcomes are counted in the pattern record itself (``usage_count``, ``successes``,
+``failures``), read-modified-written inside one store transaction — SQLite serialises write
+transactions (``BEGIN IMMEDIATE``), so concurrent agents never lose a count; every outcome is also
+kept as an event record (``memory.pattern_outcome``, with its time) and every recorded search in
+the search log, for metrics over time windows. ``success_rate`` = successes / recorded outcomes
+(``None`` before the first outcome). A search reads one record per returned pattern.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from costeer_lab.memory._template import make_template
 __all__ = ["PATTERN_KIND", "PatternMatch", "PatternMemory", "PatternStats"]
 
 PATTERN_KIND = "memory.pattern"
-USE_KIND = "memory.pattern_use"
 OUTCOME_KIND = "memory.pattern_outcome"
 
 
@@ -195,6 +195,9 @@ class PatternMemory(MemoryBase):
             "tests": list(test_list),
             "dependencies": list(deps),
             "created_at": time.time(),
+            "usage_count": 0,
+            "successes": 0,
+            "failures": 0,
             "_text": f"{problem_type}\n{description}\n{template}",
         }
         return f"pattern:{digest}", record
@@ -208,13 +211,16 @@ class PatternMemory(MemoryBase):
         """
         if not isinstance(success, bool):
             raise InvalidInputError(f"success must be a bool, got {success!r}")
-        self._require(pattern_id)
-        self.store.put_record(
-            OUTCOME_KIND,
-            uuid.uuid4().hex,
-            {"pattern_id": pattern_id, "success": success, "t": time.time()},
-        )
-        return self.stats(pattern_id)
+        with self.store.transaction():
+            record = self._require(pattern_id)
+            record["successes" if success else "failures"] += 1
+            self.store.put_record(PATTERN_KIND, pattern_id, record)
+            self.store.put_record(
+                OUTCOME_KIND,
+                uuid.uuid4().hex,
+                {"pattern_id": pattern_id, "success": success, "t": time.time()},
+            )
+        return _stats_of(record)
 
     # -- reads -------------------------------------------------------------------------------
     def _require(self, pattern_id: str) -> dict[str, Any]:
@@ -225,14 +231,8 @@ class PatternMemory(MemoryBase):
         return dict(record)
 
     def stats(self, pattern_id: str) -> PatternStats:
-        """Usage count and outcomes of a pattern (counted from its event records)."""
-        self._require(pattern_id)
-        where = {"pattern_id": pattern_id}
-        return PatternStats(
-            usage_count=self.store.count_records(USE_KIND, where),
-            successes=self.store.count_records(OUTCOME_KIND, {**where, "success": True}),
-            failures=self.store.count_records(OUTCOME_KIND, {**where, "success": False}),
-        )
+        """Usage count and outcomes of a pattern."""
+        return _stats_of(self._require(pattern_id))
 
     def __len__(self) -> int:
         return self.store.count_records(PATTERN_KIND)
@@ -269,34 +269,40 @@ class PatternMemory(MemoryBase):
         )
         if record:
             with self.store.transaction():
-                search_id = self._log_search(hits, threshold)
-                now = time.time()
-                self.store.put_records(
-                    USE_KIND,
-                    [
-                        (uuid.uuid4().hex, {"pattern_id": pid, "search_id": search_id, "t": now})
-                        for pid, _ in hits
-                    ],
-                )
-        out = []
-        for pid, score in hits:
-            rec = self.store.get_record(PATTERN_KIND, pid)
-            if rec is None:  # deleted between search and read
-                continue
-            st = self.stats(pid)
-            out.append(
-                PatternMatch(
-                    id=pid,
-                    problem_type=rec["problem_type"],
-                    description=rec.get("description", ""),
-                    template=rec["template"],
-                    code=rec["code"],
-                    tests=tuple(rec.get("tests", ())),
-                    dependencies=tuple(rec.get("dependencies", ())),
-                    similarity=score,
-                    usage_count=st.usage_count,
-                    successes=st.successes,
-                    failures=st.failures,
-                )
-            )
-        return out
+                records = self._records([pid for pid, _ in hits])
+                for rec in records.values():
+                    rec["usage_count"] = int(rec.get("usage_count", 0)) + 1
+                self.store.put_records(PATTERN_KIND, list(records.items()))
+                self._log_search(hits, threshold)
+        else:
+            records = self._records([pid for pid, _ in hits])
+        return [_match(pid, records[pid], score) for pid, score in hits if pid in records]
+
+    def _records(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        found = ((pid, self.store.get_record(PATTERN_KIND, pid)) for pid in ids)
+        return {pid: dict(rec) for pid, rec in found if rec is not None}
+
+
+def _stats_of(record: dict[str, Any]) -> PatternStats:
+    return PatternStats(
+        usage_count=int(record.get("usage_count", 0)),
+        successes=int(record.get("successes", 0)),
+        failures=int(record.get("failures", 0)),
+    )
+
+
+def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
+    st = _stats_of(rec)
+    return PatternMatch(
+        id=pid,
+        problem_type=rec["problem_type"],
+        description=rec.get("description", ""),
+        template=rec["template"],
+        code=rec["code"],
+        tests=tuple(rec.get("tests", ())),
+        dependencies=tuple(rec.get("dependencies", ())),
+        similarity=score,
+        usage_count=st.usage_count,
+        successes=st.successes,
+        failures=st.failures,
+    )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from costeer_lab.memory._base import SEARCH_KIND
 from costeer_lab.memory._failure import FAILURE_KIND
-from costeer_lab.memory._pattern import OUTCOME_KIND, PATTERN_KIND, USE_KIND
+from costeer_lab.memory._pattern import PATTERN_KIND
 from costeer_lab.store import BaseStore
 
 if TYPE_CHECKING:
@@ -46,23 +46,18 @@ _SEARCH_COLS = ["search_id", "memory", "t", "hits", "hit", "best", "threshold"]
 
 
 def _pattern_rows(store: BaseStore) -> list[dict[str, Any]]:
-    uses = Counter(str(r["pattern_id"]) for _, r in store.iter_records(USE_KIND))
-    wins: Counter[str] = Counter()
-    losses: Counter[str] = Counter()
-    for _, r in store.iter_records(OUTCOME_KIND):
-        (wins if r["success"] else losses)[str(r["pattern_id"])] += 1
     rows = []
     for pid, rec in store.iter_records(PATTERN_KIND):
-        done = wins[pid] + losses[pid]
+        wins, losses = int(rec.get("successes", 0)), int(rec.get("failures", 0))
         rows.append(
             {
                 "pattern_id": pid,
                 "problem_type": rec["problem_type"],
                 "description": rec.get("description", ""),
-                "usage_count": uses[pid],
-                "successes": wins[pid],
-                "failures": losses[pid],
-                "success_rate": wins[pid] / done if done else None,
+                "usage_count": int(rec.get("usage_count", 0)),
+                "successes": wins,
+                "failures": losses,
+                "success_rate": wins / (wins + losses) if wins + losses else None,
                 "created_at": float(rec.get("created_at", 0.0)),
             }
         )

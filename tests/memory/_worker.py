@@ -2,6 +2,7 @@
 
 Usage: python _worker.py MODE URL [ARGS...]
   patterns URL WORKER N GO_FILE   wait for GO_FILE, then N store_pattern calls (one each)
+  outcomes URL PATTERN N GO_FILE  wait for GO_FILE, then N (search, record_outcome) pairs
   forever URL                     store_pattern one by one, printing each id once it returned
 """
 
@@ -38,6 +39,16 @@ def main(argv: list[str]) -> int:
                     f"worker {worker}", code_of(worker, i), description=f"scale item {i}"
                 )
         print(f"worker {worker} done", flush=True)
+        return 0
+    if mode == "outcomes":
+        pid, n, go_file = argv[2], int(argv[3]), argv[4]
+        _wait_for(go_file)
+        with open_memory(url, embedder="hashing") as memory:
+            for i in range(n):
+                hits = memory.patterns.search_patterns("shared counter pattern", threshold=0.5)
+                assert [m.id for m in hits] == [pid], hits
+                memory.patterns.record_outcome(pid, i % 3 != 0)
+        print("done", flush=True)
         return 0
     if mode == "forever":
         with open_memory(url, embedder="hashing") as memory:

@@ -58,6 +58,23 @@ def test_four_processes_write_1000_patterns_each(store_url: str, tmp_path: Path)
         assert hit and all(m.problem_type.startswith("worker ") for m in hit)
 
 
+def test_concurrent_agents_lose_no_count(store_url: str, tmp_path: Path) -> None:
+    with open_memory(store_url, embedder="hashing") as memory:
+        pid = memory.patterns.store_pattern(
+            "shared counter pattern", "def f(x):\n    return x\n", description="shared counter"
+        )
+    go = tmp_path / "go"
+    procs = [_spawn("outcomes", store_url, pid, "150", str(go)) for _ in range(3)]
+    go.touch()
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0 and out.strip() == "done", err
+    with open_memory(store_url, embedder="hashing") as memory:
+        st = memory.patterns.stats(pid)
+        assert (st.usage_count, st.successes, st.failures) == (450, 300, 150)
+        assert memory.stats()["pattern_searches"] == 450
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkilled_writer_keeps_every_returned_pattern(sqlite_url: str) -> None:
     proc = _spawn("forever", sqlite_url)
