@@ -1,7 +1,7 @@
 """Pattern memory benchmark: search latency, insert throughput and recall, SQLite + FAISS against
 PostgreSQL + pgvector in the same run.
 
-For each size N (10k and 100k patterns; ``--quick``: 10k) of seeded synthetic patterns (code in
+For each size N (10k and 100k patterns; ``--quick``: 5k) of seeded synthetic patterns (code in
 a dozen families with random identifiers and constants, problem types and descriptions drawn
 from a 3,000-word vocabulary: clustered like real code, not uniform noise), and for each backend
 (``sqlite``: a SQLite file searched through FAISS, exact below 20k patterns and HNSW above;
@@ -47,13 +47,16 @@ _FAMILIES = (
     "def {f}({a}):\n    return {a}['{c}'].rolling({n}).mean()\n",
     "def {f}({a}):\n    return {a}['{c}'] / {a}['{c}'].shift({n}) - 1\n",
     "def {f}({a}, {b}):\n    return [{x} * {n} for {x} in {a} if {x} > {b}]\n",
-    "def {f}({a}):\n    out = {{}}\n    for {x} in {a}:\n        out[{x}] = out.get({x}, 0) + 1\n    return out\n",
+    "def {f}({a}):\n    out = {{}}\n    for {x} in {a}:\n"
+    "        out[{x}] = out.get({x}, 0) + 1\n    return out\n",
     "def {f}({a}):\n    return sorted({a}, key=lambda {x}: -{x})[:{n}]\n",
     "def {f}({a}):\n    return ''.join(reversed({a}))\n",
-    "def {f}({a}, {b}):\n    {x} = {a}.groupby('{c}')['{b}'].transform('mean')\n    return {a}['{b}'] - {x}\n",
+    "def {f}({a}, {b}):\n    {x} = {a}.groupby('{c}')['{b}'].transform('mean')\n"
+    "    return {a}['{b}'] - {x}\n",
     "def {f}({a}):\n    import math\n    return [math.log({x} + {n}) for {x} in {a}]\n",
     "def {f}({a}):\n    return {a}.pct_change({n}).rank(pct=True)\n",
-    "def {f}({a}):\n    {x} = 0\n    for {b} in range(len({a})):\n        {x} += {a}[{b}] * {n}\n    return {x}\n",
+    "def {f}({a}):\n    {x} = 0\n    for {b} in range(len({a})):\n"
+    "        {x} += {a}[{b}] * {n}\n    return {x}\n",
     "def {f}({a}):\n    return ({a} - {a}.mean()) / ({a}.std() + 1e-{n})\n",
     "def {f}({a}, {b}):\n    return {{k: v for k, v in {a}.items() if k in {b}}}\n",
 )
@@ -189,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(
         "memory", "Pattern memory: SQLite+FAISS vs PostgreSQL+pgvector.", argv, _options
     )
-    sizes = args.n or ([10_000] if args.quick else [10_000, 100_000])
-    n_queries = args.queries or (100 if args.quick else 300)
+    sizes = args.n or ([5_000] if args.quick else [10_000, 100_000])
+    n_queries = args.queries or (80 if args.quick else 300)
     results = Results("memory")
     with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
         for n in sizes:
