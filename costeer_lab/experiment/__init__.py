@@ -1,5 +1,6 @@
 """experiment subpackage."""
 
+from costeer_lab.experiment._memory_metrics import MEMORY_METRIC_COLUMNS, memory_metrics
 from costeer_lab.experiment._metrics import (
     attempts_to_success,
     first_try_success,
@@ -31,6 +32,7 @@ from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.experiment._summary import arm_differences, summary_table
 
 __all__: list[str] = [
+    "MEMORY_METRIC_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "ArmSpec",
@@ -44,6 +46,7 @@ __all__: list[str] = [
     "knowledge_usage",
     "load_results",
     "load_spec",
+    "memory_metrics",
     "query_table",
     "retrieval_success",
     "run_arm",

@@ -44,13 +44,15 @@ class SeedKnowledge(_Strict):
 class ArmSpec(_Strict):
     """One experimental condition.
 
-    ``rag``: ``none`` (no knowledge), ``v1`` (similar successful implementations) or ``v2`` (graph
-    KB: former traces + components + errors). ``rag_options`` override RAG settings for this arm,
-    e.g. ``{"error_query": false}`` for "V2 without the error query".
+    ``rag``: ``none`` (no knowledge), ``v1`` (similar successful implementations), ``v2`` (graph
+    KB: former traces + components + errors) or ``memory`` (the pattern and failure memory,
+    :class:`~costeer_lab.memory.MemoryStrategy`). ``rag_options`` override RAG settings for this
+    arm, e.g. ``{"error_query": false}`` for "V2 without the error query"; for ``memory`` they
+    are ``threshold``, ``failure_threshold`` and ``limit``.
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    rag: Literal["none", "v1", "v2"] = "none"
+    rag: Literal["none", "v1", "v2", "memory"] = "none"
     rag_options: dict[str, Any] = Field(default_factory=dict)
     seed_knowledge: bool = True
 

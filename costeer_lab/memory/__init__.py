@@ -33,13 +33,25 @@ from costeer_lab.memory._stats import (
     pattern_frame,
     search_frame,
 )
+from costeer_lab.memory._strategy import (
+    FAILURE_PREFIX,
+    PATTERN_PREFIX,
+    LoopMemory,
+    MemoryStrategy,
+    memory_arm,
+    task_pattern,
+)
 from costeer_lab.memory._template import make_template
 from costeer_lab.memory._vectors import MemoryVectors, has_native_search
 
 __all__ = [
+    "FAILURE_PREFIX",
+    "PATTERN_PREFIX",
     "FailureMatch",
     "FailureMemory",
+    "LoopMemory",
     "Memory",
+    "MemoryStrategy",
     "MemoryVectors",
     "PatternMatch",
     "PatternMemory",
@@ -52,10 +64,12 @@ __all__ = [
     "hit_rate_frame",
     "is_skippable_failure",
     "make_template",
+    "memory_arm",
     "memory_stats",
     "open_memory",
     "pattern_frame",
     "scan_credentials",
     "search_frame",
     "skip_reason",
+    "task_pattern",
 ]

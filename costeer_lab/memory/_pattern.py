@@ -17,9 +17,10 @@ the search log, for metrics over time windows. ``success_rate`` = successes / re
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,7 @@ class PatternMatch:
     tests: tuple[str, ...]
     dependencies: tuple[str, ...]
     similarity: float
+    metadata: dict[str, Any]
     usage_count: int
     successes: int
     failures: int
@@ -108,6 +110,7 @@ class PatternMemory(MemoryBase):
         *,
         description: str = "",
         passed: bool = True,
+        metadata: Mapping[str, Any] | None = None,
     ) -> str:
         """Store working ``code`` as a pattern; returns its id (the same id for the same template).
 
@@ -118,6 +121,8 @@ class PatternMemory(MemoryBase):
             dependencies: packages it needs (``["pandas"]``).
             description: a task description; embedded with the problem type and template.
             passed: whether the code passed; ``False`` is refused.
+            metadata: JSON-serializable extras kept with the pattern (its source task, …);
+                scanned for credentials like the code.
 
         Raises:
             MemoryRefusedError: the code failed (``kind="failed"``), does not parse
@@ -133,6 +138,7 @@ class PatternMemory(MemoryBase):
                     "dependencies": dependencies,
                     "description": description,
                     "passed": passed,
+                    "metadata": metadata,
                 }
             ]
         )[0]
@@ -169,6 +175,7 @@ class PatternMemory(MemoryBase):
         dependencies: Sequence[str] = (),
         description: str = "",
         passed: bool = True,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
         check_text(problem_type, "problem_type", empty=False)
         check_text(code, "code", empty=False)
@@ -181,8 +188,16 @@ class PatternMemory(MemoryBase):
                 f"(passed={passed!r}); only working code becomes a pattern",
                 kind="failed",
             )
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError(f"metadata must be a mapping, got {metadata!r:.80}")
+        extras = json.dumps(dict(metadata or {}), sort_keys=True, default=str)
         refuse_credentials(
-            [("code", code), ("tests", "\n".join(test_list)), ("description", description)],
+            [
+                ("code", code),
+                ("tests", "\n".join(test_list)),
+                ("description", description),
+                ("metadata", extras),
+            ],
             f"a pattern for {problem_type!r}",
         )
         template = make_template(code)
@@ -194,6 +209,7 @@ class PatternMemory(MemoryBase):
             "code": code,
             "tests": list(test_list),
             "dependencies": list(deps),
+            "metadata": json.loads(extras),
             "created_at": time.time(),
             "usage_count": 0,
             "successes": 0,
@@ -302,6 +318,7 @@ def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
         tests=tuple(rec.get("tests", ())),
         dependencies=tuple(rec.get("dependencies", ())),
         similarity=score,
+        metadata=dict(rec.get("metadata") or {}),
         usage_count=st.usage_count,
         successes=st.successes,
         failures=st.failures,
