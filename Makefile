@@ -31,7 +31,7 @@ test: setup lint typecheck imports
 ## The edit loop (~40 s on 2 cores): lint, layers, the fast tests and doctests; no notebooks,
 ## sandbox, process pools, model files or `slow` tests. `make test` stays the reference.
 FAST_IGNORE := --ignore=tests/notebooks --ignore=tests/evaluate --ignore=tests/experiment/test_runner.py \
-	--ignore=tests/store/test_sqlite_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
+	--ignore=tests/store/test_store_stress.py --ignore=tests/benchmarks --ignore=tests/suites \
 	--ignore=tests/evolve --ignore=tests/embed/test_minilm.py --ignore=tests/embed/test_quality.py \
 	--ignore=tests/sandbox --ignore=costeer_lab/evaluate --ignore=costeer_lab/sandbox
 test-fast: setup

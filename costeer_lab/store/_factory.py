@@ -1,7 +1,7 @@
 """``get_store``: open a store from a URL, a path, settings, or pass one through.
 
 URL schemes map to opener functions in :data:`STORE_OPENERS`, so a backend plugs in by adding an
-entry (the PostgreSQL backend registers ``postgresql`` when it lands).
+entry (``postgresql``/``postgres`` open a :class:`~costeer_lab.store.PostgresStore`).
 
 Example:
     >>> from costeer_lab.store import get_store
@@ -79,18 +79,18 @@ def _open_sqlite_path(path: str | Path, **options: Any) -> BaseStore:
     return SQLiteStore(file, **options)
 
 
-def _postgres_unavailable(url: str) -> BaseStore:
-    raise ConfigurationError(
-        f"cannot open {_redact(url)!r}: the PostgreSQL backend is not available yet in this "
-        "version of costeer_lab; use a 'sqlite:///path.db' URL for now"
-    )
+def _open_postgres(url: str) -> BaseStore:
+    """A :class:`PostgresStore` (psycopg is imported only now: the ``postgres`` extra)."""
+    from costeer_lab.store._postgres import PostgresStore
+
+    return PostgresStore(url)
 
 
 #: URL scheme -> function opening a store from the full URL.
 STORE_OPENERS: dict[str, StoreOpener] = {
     "sqlite": _open_sqlite,
-    "postgresql": _postgres_unavailable,
-    "postgres": _postgres_unavailable,
+    "postgresql": _open_postgres,
+    "postgres": _open_postgres,
 }
 
 
@@ -112,6 +112,8 @@ def get_store(target: str | Path | BaseStore | None = None) -> BaseStore:
         target: ``None`` (use ``get_settings().store_url``); a :class:`BaseStore` (returned as
             is); ``":memory:"``; a URL ``sqlite:///:memory:``, ``sqlite:///relative/path.db``,
             ``sqlite:////absolute/path.db`` (options: ``?busy_timeout_s=5&synchronous=FULL``);
+            ``postgresql://user:pass@host/db`` or ``postgres://…`` (a :class:`PostgresStore`,
+            needs the ``postgres`` extra; options such as ``?schema=lab`` in its docstring);
             or a filesystem path ending in ``.db``, ``.sqlite`` or ``.sqlite3``. Parent
             directories of a store file are created. Each in-memory target is a new, empty
             database.

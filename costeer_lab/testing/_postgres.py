@@ -47,6 +47,7 @@ class PostgresTestServer:
         self._counter = itertools.count()
         self._server: Any = None
         self._tmp: str | None = None
+        self._template: str | None = None
         external = os.environ.get(URL_ENV, "").strip()
         if external:
             self.admin_url = external
@@ -75,27 +76,58 @@ class PostgresTestServer:
         except Exception as exc:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise PostgresUnavailable(f"the bundled PostgreSQL did not start: {exc}") from exc
+        _tune_for_tests(url)
         return url
 
     def create_database(self, name: str) -> str:
-        """Create a fresh database ``<name>_<n>`` with pgvector and return its URL."""
+        """Create a fresh database ``<name>_<n>`` with pgvector and return its URL.
+
+        Databases are copied from a template that already has the extension (a file copy on
+        PostgreSQL 15+, about ten times faster than the default WAL-logged copy).
+        """
         import psycopg
 
+        template = self._template_database()
         db = f"{name}_{os.getpid()}_{next(self._counter)}".lower()
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{db}"')
-        url = _with_database(self.admin_url, db)
-        with psycopg.connect(url, autocommit=True) as conn:
+            try:
+                conn.execute(f'CREATE DATABASE "{db}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+            except psycopg.errors.SyntaxError:  # PostgreSQL < 15 has no STRATEGY option
+                conn.execute(f'CREATE DATABASE "{db}" TEMPLATE "{template}"')
+        return _with_database(self.admin_url, db)
+
+    def drop_database(self, url: str) -> None:
+        """Drop a database made by :meth:`create_database` (its connections are ended)."""
+        import psycopg
+
+        db = urlsplit(url).path.lstrip("/")
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+    def _template_database(self) -> str:
+        import psycopg
+
+        if self._template is not None:
+            return self._template
+        template = f"cl_template_{os.getpid()}_{next(self._counter)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{template}"')
+        with psycopg.connect(_with_database(self.admin_url, template), autocommit=True) as conn:
             try:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             except psycopg.Error as exc:
                 raise PostgresUnavailable(
                     f"pgvector is not available on the server: {exc}"
                 ) from exc
-        return url
+        self._template = template
+        return template
 
     def stop(self) -> None:
-        """Stop the server this object started and delete its files (no-op for an external one)."""
+        """Stop the server this object started and delete its files; on an external server,
+        drop the template database this object made."""
+        if self._server is None and self._template is not None:
+            self.drop_database(_with_database(self.admin_url, self._template))
+        self._template = None
         if self._server is not None:
             self._server.cleanup()
             self._server = None
@@ -119,3 +151,18 @@ def _with_database(url: str, database: str) -> str:
     """``url`` with its path (the database name) replaced by ``database``."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "/" + database, parts.query, parts.fragment))
+
+
+def _tune_for_tests(url: str) -> None:
+    """Make the throw-away bundled server fast: no fsync, no full-page writes.
+
+    This gives up durability across an operating-system crash only; a committed transaction
+    still survives the death of any client process (what the crash-safety tests check), since
+    the server has written it before the commit returns.
+    """
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET fsync = off")
+        conn.execute("ALTER SYSTEM SET full_page_writes = off")
+        conn.execute("SELECT pg_reload_conf()")

@@ -44,7 +44,12 @@ def postgres_server() -> Iterator[PostgresTestServer]:
 
 
 @pytest.fixture
-def postgres_url(postgres_server: PostgresTestServer, request: pytest.FixtureRequest) -> str:
-    """The URL of a fresh database (pgvector enabled) on the session's PostgreSQL."""
+def postgres_url(
+    postgres_server: PostgresTestServer, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """The URL of a fresh database (pgvector enabled) on the session's PostgreSQL, dropped
+    after the test."""
     stem = re.sub(r"\W+", "_", request.node.name)[:24].strip("_")
-    return postgres_server.create_database("t_" + stem)
+    url = postgres_server.create_database("t_" + stem)
+    yield url
+    postgres_server.drop_database(url)

@@ -1,6 +1,6 @@
 """Child-process entry point for the store stress tests (run as a script, never imported).
 
-Usage: python _worker.py MODE PATH [ARGS...]
+Usage: python _worker.py MODE TARGET [ARGS...]   (TARGET: a SQLite file path or a store URL)
   records PATH WORKER N GO_FILE   wait for GO_FILE, then N put_record calls (one transaction each)
   vectors PATH WORKER N GO_FILE   wait for GO_FILE, then N put_vectors calls into one collection
   forever PATH                    put_record one by one, printing each key after the call returned
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from costeer_lab.store import SQLiteStore
+from costeer_lab.store import get_store
 
 
 def _wait_for(go_file: str) -> None:
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     if mode in ("records", "vectors"):
         worker, n, go_file = int(argv[2]), int(argv[3]), argv[4]
         _wait_for(go_file)
-        with SQLiteStore(path) as store:
+        with get_store(path) as store:
             for i in range(n):
                 if mode == "records":
                     store.put_record("stress", f"w{worker}-{i}", {"worker": worker, "i": i})
@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
         print(f"worker {worker} done", flush=True)
         return 0
     if mode == "forever":
-        with SQLiteStore(path) as store:
+        with get_store(path) as store:
             i = 0
             while True:
                 key = f"k{i}"

@@ -1,0 +1,348 @@
+"""The shared backend: PostgreSQL with pgvector (psycopg 3; the ``postgres`` extra).
+
+Open it by URL, ``get_store("postgresql://user:pass@host:5432/lab")`` (``postgres://`` too),
+so the knowledge base, memories and logs of many processes on many machines sit in one database.
+It keeps the whole :class:`~costeer_lab.store.BaseStore` contract and passes the shared
+``StoreTestSuite``; psycopg is imported when a store is opened, so ``costeer_lab`` works without
+the extra.
+
+* **Durability.** A write method that returned has committed (``synchronous_commit = on``); a
+  killed client loses only its open transaction, which the server rolls back.
+* **Concurrency.** Writers of one store take a transaction-level advisory lock, so they commit
+  one at a time and never deadlock; readers never wait (see ``_postgres_base.py``). Upserts are
+  ``INSERT … ON CONFLICT``. One ``PostgresStore`` object (one connection) per thread.
+* **Vectors.** A pgvector ``vector`` column with a partial HNSW cosine index per collection and
+  dimension; :meth:`search_vectors` ranks in SQL (see ``_postgres_data.py``).
+* **Schema.** Versioned and migrated in place like the SQLite file (``_postgres_schema.py``).
+  ``?schema=NAME`` keeps the store's tables in their own PostgreSQL schema (created if missing),
+  so one database can hold several stores.
+
+URL options (the rest of the query string goes to libpq, e.g. ``sslmode``, ``connect_timeout``):
+``schema`` (default ``public``), ``vector_index`` (``hnsw`` or ``none``: exact scans),
+``ef_search`` (HNSW candidates per search, default 100; raised to ``k``), ``hnsw_m`` and
+``hnsw_ef_construction`` (index build parameters, 16 and 64).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from costeer_lab.errors import ConfigurationError, InvalidInputError, StoreError
+from costeer_lab.store._codec import check_str, dumps_json, loads_json
+from costeer_lab.store._postgres_data import PostgresDataMixin
+from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
+from costeer_lab.store._sqlite_base import id_list
+from costeer_lab.store._types import EdgeRecord, NodeRecord
+
+__all__ = ["PostgresStore", "redact_url"]
+
+_NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
+_EDGE_COLS = "src, dst, kind, attrs, created_at"
+_RESERVED_META = frozenset({"schema_version"})
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_OPTIONS = ("schema", "vector_index", "ef_search", "hnsw_m", "hnsw_ef_construction")
+
+
+class PostgresStore(PostgresDataMixin):
+    """A :class:`~costeer_lab.store.BaseStore` in a PostgreSQL database with pgvector.
+
+    Args:
+        url: ``postgresql://…`` or ``postgres://…`` (``postgresql+psycopg://`` is accepted);
+            query options as in the module docstring.
+        schema / vector_index / ef_search / hnsw_m / hnsw_ef_construction: override the URL's.
+        connect_timeout_s: how long to wait for the server.
+
+    Raises:
+        ConfigurationError: psycopg is not installed, or a malformed URL or option.
+        StoreError: the server cannot be reached, the schema is not a costeer_lab store, or
+            pgvector is missing.
+        SchemaVersionError: the store was written by a newer costeer_lab.
+
+    Example:
+        >>> with PostgresStore("postgresql://me@db.internal/lab") as store:  # doctest: +SKIP
+        ...     store.put_record("note", "a", {"text": "hello"})
+        ...     store.get_record("note", "a")
+        {'text': 'hello'}
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        vector_index: Literal["hnsw", "none"] | None = None,
+        ef_search: int | None = None,
+        hnsw_m: int | None = None,
+        hnsw_ef_construction: int | None = None,
+        connect_timeout_s: float = 30.0,
+    ) -> None:
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"cannot open {redact_url(url)!r}: the PostgreSQL backend needs psycopg; "
+                "install it with pip install 'costeer-lab[postgres]'"
+            ) from exc
+        conninfo, opts = _split_url(url)
+        given = {
+            "schema": schema,
+            "vector_index": vector_index,
+            "ef_search": ef_search,
+            "hnsw_m": hnsw_m,
+            "hnsw_ef_construction": hnsw_ef_construction,
+        }
+        opts.update({k: v for k, v in given.items() if v is not None})
+        self.schema = _check_schema(str(opts.get("schema", "public")), url)
+        self.vector_index = str(opts.get("vector_index", "hnsw"))
+        if self.vector_index not in ("hnsw", "none"):
+            raise ConfigurationError(
+                f"vector_index must be 'hnsw' or 'none', got {self.vector_index!r} in "
+                f"{redact_url(url)!r}"
+            )
+        self.ef_search = _positive(opts.get("ef_search", 100), "ef_search", url, 1, 1000)
+        self.hnsw_m = _positive(opts.get("hnsw_m", 16), "hnsw_m", url, 2, 100)
+        self.hnsw_ef_construction = _positive(
+            opts.get("hnsw_ef_construction", 64), "hnsw_ef_construction", url, 4, 1000
+        )
+        self.url = url
+        self._where = repr(redact_url(url))
+        self._depth = 0
+        self._lock_depth = None
+        self._indexed = set()
+        self._write_key = advisory_key("costeer_lab", self.schema, "write")
+        self._conn = None
+        try:
+            conn = psycopg.connect(
+                conninfo, autocommit=True, connect_timeout=max(1, round(connect_timeout_s))
+            )
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open store {self._where}: {exc}".strip()) from exc
+        try:
+            conn.execute("SET synchronous_commit = on")
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            conn.execute(f'SET search_path TO "{self.schema}", public')
+            self._schema_version = migrate_postgres(conn, self.schema, self._where)
+            from costeer_lab.store._postgres_vector import register_vector_adapters
+
+            register_vector_adapters(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot open store {self._where}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else f"schema v{self._schema_version}"
+        return f"PostgresStore({redact_url(self.url)!r}, {state})"
+
+    @property
+    def schema_version(self) -> int:
+        """Schema version of the opened store (equal to ``PG_SCHEMA_VERSION`` after migration)."""
+        return self._schema_version
+
+    def close(self) -> None:
+        """Close the connection (idempotent). An open transaction is rolled back."""
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()
+
+    # -- nodes -----------------------------------------------------------------------------
+    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
+        now = time.time()
+        rows = []
+        for node in nodes:
+            if not isinstance(node, NodeRecord):
+                raise InvalidInputError(f"put_nodes expects NodeRecord items, got {node!r}")
+            check_str(node.id, "node id")
+            check_str(node.kind, f"kind of node {node.id!r}")
+            check_str(node.content, f"content of node {node.id!r}")
+            if not isinstance(node.attrs, dict):
+                raise InvalidInputError(f"attrs of node {node.id!r} must be a dict")
+            attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}")
+            rows.append((node.id, node.kind, node.content, attrs, node.created_at or now, now))
+        if not rows:
+            return
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO nodes ({_NODE_COLS}) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
+                "content = excluded.content, attrs = excluded.attrs, "
+                "updated_at = GREATEST(excluded.updated_at, nodes.updated_at + 1e-6)",
+                rows,
+            )
+
+    def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
+        wanted = id_list(ids, "node ids")
+        if not wanted:
+            return []
+        rows = self._rows(f"SELECT {_NODE_COLS} FROM nodes WHERE id = ANY(%s)", (wanted,))
+        found = {row[0]: row for row in rows}
+        return [_node(found[i]) for i in wanted if i in found]
+
+    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
+        if kind is None:
+            rows = self._paged(f"SELECT seq, {_NODE_COLS} FROM nodes WHERE seq > %s", ())
+        else:
+            check_str(kind, "kind")
+            rows = self._paged(
+                f"SELECT seq, {_NODE_COLS} FROM nodes WHERE kind = %s AND seq > %s", (kind,)
+            )
+        for row in rows:
+            yield _node(row[1:])
+
+    def count_nodes(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._rows("SELECT COUNT(*) FROM nodes")[0][0])
+        check_str(kind, "kind")
+        return int(self._rows("SELECT COUNT(*) FROM nodes WHERE kind = %s", (kind,))[0][0])
+
+    def delete_nodes(self, ids: Sequence[str]) -> int:
+        wanted = id_list(ids, "node ids")
+        if not wanted:
+            return 0
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM edges WHERE src = ANY(%s) OR dst = ANY(%s)", (wanted, wanted)
+            )
+            cur = conn.execute("DELETE FROM nodes WHERE id = ANY(%s)", (wanted,))
+            return int(cur.rowcount)
+
+    # -- edges -----------------------------------------------------------------------------
+    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
+        now = time.time()
+        rows = []
+        for edge in edges:
+            if not isinstance(edge, EdgeRecord):
+                raise InvalidInputError(f"put_edges expects EdgeRecord items, got {edge!r}")
+            for name in ("src", "dst", "kind"):
+                check_str(getattr(edge, name), f"edge {name}")
+            if not isinstance(edge.attrs, dict):
+                raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
+            attrs = dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
+            rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
+        if not rows:
+            return
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO edges ({_EDGE_COLS}) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
+                rows,
+            )
+
+    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
+        where, params = [], []
+        if kind is not None:
+            where.append("kind = %s")
+            params.append(check_str(kind, "kind"))
+        if node is not None:
+            where.append("(src = %s OR dst = %s)")
+            params += [check_str(node, "node"), node]
+        sql = f"SELECT seq, {_EDGE_COLS} FROM edges WHERE {' AND '.join([*where, 'seq > %s'])}"
+        for row in self._paged(sql, tuple(params)):
+            yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
+
+    def count_edges(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._rows("SELECT COUNT(*) FROM edges")[0][0])
+        check_str(kind, "kind")
+        return int(self._rows("SELECT COUNT(*) FROM edges WHERE kind = %s", (kind,))[0][0])
+
+    def delete_edges(self, keys: Sequence[tuple[str, str, str]]) -> int:
+        rows = []
+        for key in keys:
+            if not (isinstance(key, tuple | list) and len(key) == 3):
+                raise InvalidInputError(f"edge keys must be (src, dst, kind) tuples, got {key!r}")
+            rows.append(tuple(check_str(part, "edge key part") for part in key))
+        if not rows:
+            return 0
+        unique = sorted(set(rows))
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM edges e USING unnest(%s::text[], %s::text[], %s::text[]) "
+                "AS k(src, dst, kind) WHERE e.src = k.src AND e.dst = k.dst AND e.kind = k.kind",
+                ([r[0] for r in unique], [r[1] for r in unique], [r[2] for r in unique]),
+            )
+            return int(cur.rowcount)
+
+    # -- metadata ----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = %s", (check_str(key, "meta key"),))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        check_str(key, "meta key")
+        check_str(value, f"meta value of {key!r}")
+        if key in _RESERVED_META:
+            raise InvalidInputError(f"meta key {key!r} is reserved for the store itself")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``.
+
+    Example:
+        >>> redact_url("postgresql://me:s3cret@db/lab")
+        'postgresql://me:***@db/lab'
+    """
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@", 1)
+    return url
+
+
+def _split_url(url: str) -> tuple[str, dict[str, Any]]:
+    """libpq connection URL (costeer options removed, ``+driver`` dropped) and the options."""
+    if not isinstance(url, str):
+        raise ConfigurationError(f"a PostgreSQL URL must be a str, got {type(url).__name__}")
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower().split("+", 1)[0]
+    if scheme not in ("postgresql", "postgres"):
+        raise ConfigurationError(
+            f"not a PostgreSQL URL: {redact_url(url)!r}; expected 'postgresql://user@host/db'"
+        )
+    try:
+        pairs = parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError as exc:
+        raise ConfigurationError(f"malformed query string in {redact_url(url)!r}: {exc}") from None
+    ours = {k: v for k, v in pairs if k in _OPTIONS}
+    rest = [(k, v) for k, v in pairs if k not in _OPTIONS]  # libpq refuses unknown ones
+    conninfo = urlunsplit(
+        ("postgresql", parts.netloc, parts.path, urlencode(rest), parts.fragment)
+    )
+    return conninfo, ours
+
+
+def _check_schema(name: str, url: str) -> str:
+    if not _SCHEMA_NAME.fullmatch(name):
+        raise ConfigurationError(
+            f"schema must be a lower-case SQL identifier (letters, digits, '_'; at most 63), "
+            f"got {name!r} in {redact_url(url)!r}"
+        )
+    return name
+
+
+def _positive(value: object, name: str, url: str, low: int, high: int) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = low - 1
+    if not low <= number <= high:
+        raise ConfigurationError(
+            f"{name} must be an integer in [{low}, {high}], got {value!r} in {redact_url(url)!r}"
+        )
+    return number
+
+
+def _node(row: Sequence[Any]) -> NodeRecord:
+    return NodeRecord(row[0], row[1], row[2], loads_json(row[3]), row[4], row[5])

@@ -1,0 +1,265 @@
+"""PostgresStore: the shared backend suite on a real PostgreSQL + pgvector, plus its specifics."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+import psycopg
+import pytest
+
+from costeer_lab.errors import (
+    ConfigurationError,
+    EmbedderMismatchError,
+    InvalidInputError,
+    SchemaVersionError,
+    StoreError,
+)
+from costeer_lab.store import (
+    PG_SCHEMA_VERSION,
+    BaseStore,
+    EdgeRecord,
+    NodeRecord,
+    PostgresStore,
+    get_store,
+)
+from costeer_lab.testing import StoreTestSuite
+
+
+class TestPostgres(StoreTestSuite):
+    @pytest.fixture
+    def store(self, postgres_url: str) -> Iterator[PostgresStore]:
+        with PostgresStore(postgres_url) as store:
+            yield store
+
+
+def test_without_an_index_search_is_an_exact_sql_scan(postgres_url: str) -> None:
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((400, 16)).astype(np.float32)
+    ids = [f"i{n}" for n in range(400)]
+    with PostgresStore(postgres_url + "&vector_index=none") as store:
+        store.put_vectors("c", "e@1:16", ids, data)
+        for q in data[:5] + 0.1:
+            got = store.search_vectors("c", q, 7, min_score=0.2)
+            want = _exact(store, "c", q, 7, min_score=0.2)
+            assert [i for i, _ in got] == [i for i, _ in want]
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-5)
+        with psycopg.connect(postgres_url) as conn:
+            hnsw = conn.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")
+            assert hnsw.fetchone() == (0,)
+
+
+def test_get_store_opens_both_schemes_and_data_survives_reopening(postgres_url: str) -> None:
+    with get_store(postgres_url) as store:
+        assert isinstance(store, PostgresStore) and store.url == postgres_url
+        store.put_nodes([NodeRecord("n", "component", "ünï", {"a": [1]})])
+        store.put_edges([EdgeRecord("n", "m", "r")])
+        store.put_record("rec", "k", {"z": 1, "a": 2.50, "big": 2**62})
+        store.put_vectors("c", "e@1:2", ["x"], np.array([[0.5, -1.5]], dtype=np.float32))
+        store.set_meta("owner", "me")
+        version = store.collection_version("c")
+    legacy = "postgres://" + postgres_url.split("://", 1)[1]
+    with get_store(legacy) as store:
+        node = store.get_node("n")
+        assert node is not None and (node.kind, node.attrs) == ("component", {"a": [1]})
+        assert store.count_edges() == 1
+        data = store.get_record("rec", "k")
+        assert data == {"z": 1, "a": 2.5, "big": 2**62} and list(data) == ["z", "a", "big"]
+        assert store.load_vectors("c")[1].tolist() == [[0.5, -1.5]]
+        assert store.collection_version("c") == version
+        assert store.get_meta("owner") == "me"
+        assert store.schema_version == PG_SCHEMA_VERSION
+
+
+def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
+    rng = np.random.default_rng(0)
+    with PostgresStore(postgres_url) as store:
+        store.put_vectors(
+            "a", "e@1:8", [f"a{i}" for i in range(50)], rng.random((50, 8), dtype=np.float32)
+        )
+        store.put_vectors("b", "e@1:3", ["b0"], np.ones((1, 3), dtype=np.float32))
+        with psycopg.connect(postgres_url) as conn:
+            indexes = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT indexdef FROM pg_indexes WHERE tablename = 'vectors' "
+                    "AND indexdef LIKE '%hnsw%' ORDER BY indexname"
+                )
+            ]
+            assert len(indexes) == 2
+            assert any("vector(8)" in d and "'a'" in d for d in indexes)
+            assert all("vector_cosine_ops" in d for d in indexes)
+            conn.execute("SET enable_seqscan = off")  # the planner can use it for ranking
+            plan = "\n".join(
+                r[0]
+                for r in conn.execute(
+                    "EXPLAIN SELECT item_id FROM vectors WHERE collection = 'a' AND dim = 8 "
+                    "ORDER BY embedding::vector(8) <=> '[1,0,0,0,0,0,0,0]' LIMIT 3"
+                )
+            )
+        assert "vectors_hnsw_" in plan
+
+
+def _exact(store: BaseStore, *args: object, **kw: object) -> list[tuple[str, float]]:
+    return BaseStore.search_vectors(store, *args, **kw)  # type: ignore[arg-type]
+
+
+def test_search_agrees_with_the_exact_scan(postgres_url: str) -> None:
+    """HNSW results against the exact default on 3,000 clustered vectors, filters included."""
+    rng = np.random.default_rng(7)
+    centers = rng.standard_normal((30, 32))
+    data = (centers[rng.integers(0, 30, 3000)] + 0.3 * rng.standard_normal((3000, 32))).astype(
+        np.float32
+    )
+    ids = [f"v{i:04d}" for i in range(3000)]
+    queries = (centers[:20] + 0.3 * rng.standard_normal((20, 32))).astype(np.float32)
+    with PostgresStore(postgres_url) as store:
+        store.put_vectors("big", "e@1:32", ids, data)
+        overlap = []
+        for q in queries:
+            got = store.search_vectors("big", q, 10)
+            want = _exact(store, "big", q, 10)
+            assert len(got) == 10 and [s for _, s in got] == sorted([s for _, s in got])[::-1]
+            overlap.append(len({i for i, _ in got} & {i for i, _ in want}) / 10)
+            # the threshold is applied before the cut: every hit qualifies, k come back
+            floor = want[9][1] - 1e-4
+            thresholded = store.search_vectors("big", q, 10, min_score=floor)
+            assert len(thresholded) == 10 and all(s >= floor - 1e-6 for _, s in thresholded)
+            # candidate ids: exactly ranked among them, k returned although they are far apart
+            allowed = ids[::97]
+            assert [i for i, _ in store.search_vectors("big", q, 5, ids=allowed)] == [
+                i for i, _ in _exact(store, "big", q, 5, ids=allowed)
+            ]
+            got_scores = dict(got)
+            for i, s in want:
+                if i in got_scores:
+                    assert got_scores[i] == pytest.approx(s, abs=1e-5)
+        assert float(np.mean(overlap)) >= 0.95
+        many = store.search_vectors("big", queries[0], 1500)  # beyond ef_search's limit: exact
+        assert [i for i, _ in many] == [i for i, _ in _exact(store, "big", queries[0], 1500)]
+
+
+def test_zero_query_and_bad_queries(postgres_url: str) -> None:
+    with PostgresStore(postgres_url) as store:
+        store.put_vectors("s", "e@1:3", ["a", "b"], np.eye(3, dtype=np.float32)[:2])
+        hits = store.search_vectors("s", np.zeros(3, dtype=np.float32), 2)
+        assert hits == [("a", 0.0), ("b", 0.0)]  # as the exact scan scores it
+        with pytest.raises(InvalidInputError, match="1-D"):
+            store.search_vectors("s", np.ones((1, 3), dtype=np.float32), 1)
+        with pytest.raises(InvalidInputError, match="k must be"):
+            store.search_vectors("s", np.ones(3, dtype=np.float32), -1)
+        assert store.search_vectors("s", np.ones(3, dtype=np.float32), 3, ids=[]) == []
+
+
+def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> None:
+    """A collection version read in a transaction holds until it commits (the write lock)."""
+    with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
+        one.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
+        with one.transaction():
+            before = one.collection_version("c")
+            # the other store's write waits for this transaction: it cannot slip in between
+            child = subprocess.Popen(
+                [sys.executable, "-c", _WRITE_ONE, postgres_url],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "open"  # it is about to write
+            with pytest.raises(subprocess.TimeoutExpired):
+                child.wait(timeout=1.5)
+            one.put_vectors("c", "e@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+            assert one.collection_version("c") == before + 1
+        out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        assert out.strip() == str(before + 2)
+        assert two.collection_version("c") == before + 2
+        assert sorted(two.load_vectors("c")[0]) == ["a", "b", "z"]
+
+
+_WRITE_ONE = """
+import sys, numpy as np
+from costeer_lab.store import PostgresStore
+with PostgresStore(sys.argv[1]) as s:
+    print("open", flush=True)
+    s.put_vectors("c", "e@1:2", ["z"], np.ones((1, 2), dtype=np.float32))
+    print(s.collection_version("c"))
+"""
+
+
+def test_embedder_race_is_decided_under_the_lock(postgres_url: str) -> None:
+    with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
+        with one.transaction():
+            one.put_vectors("c", "first@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
+        with pytest.raises(EmbedderMismatchError, match="first@1:2"):
+            two.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+
+
+def test_schema_option_keeps_stores_apart(postgres_url: str) -> None:
+    with (
+        PostgresStore(postgres_url + "&schema=lab_a") as a,
+        PostgresStore(postgres_url, schema="lab_b") as b,
+    ):
+        a.put_record("rec", "k", "a")
+        b.put_record("rec", "k", "b")
+        assert (a.get_record("rec", "k"), b.get_record("rec", "k")) == ("a", "b")
+        with a.transaction():  # different schemas: different write locks
+            a.put_record("rec", "k2", 1)
+            b.put_record("rec", "k2", 2)
+    with get_store(postgres_url) as public:
+        assert public.count_records("rec") == 0
+
+
+def test_newer_schema_and_foreign_tables_are_refused(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        conn.execute("CREATE SCHEMA other")
+        conn.execute("CREATE TABLE other.nodes (id int)")
+    with pytest.raises(SchemaVersionError, match="99"):
+        PostgresStore(postgres_url)
+    with pytest.raises(StoreError, match=r"not a costeer_lab store.*nodes"):
+        PostgresStore(postgres_url, schema="other")
+
+
+def test_concurrent_openers_migrate_once(postgres_url: str) -> None:
+    code = "import sys; from costeer_lab.store import PostgresStore; PostgresStore(sys.argv[1])"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, postgres_url], stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    with PostgresStore(postgres_url) as store:
+        assert store.schema_version == PG_SCHEMA_VERSION
+
+
+def test_bad_urls_and_values_are_clear(postgres_url: str) -> None:
+    with pytest.raises(ConfigurationError, match="vector_index"):
+        PostgresStore(postgres_url + "&vector_index=ivf")
+    with pytest.raises(ConfigurationError, match="ef_search"):
+        PostgresStore(postgres_url + "&ef_search=0")
+    with pytest.raises(ConfigurationError, match="schema"):
+        PostgresStore(postgres_url, schema="Robert'); DROP")
+    with pytest.raises(StoreError, match=r"cannot open store .*\*\*\*"):
+        PostgresStore("postgresql://nobody:hunter2@/nodb?host=/nonexistent", connect_timeout_s=2)
+    with PostgresStore(postgres_url) as store:
+        with pytest.raises(InvalidInputError, match="refused a value"):
+            store.put_record("rec", "nul\x00key", 1)  # PostgreSQL text cannot hold NUL
+        assert store.count_records("rec") == 0
+        with pytest.raises(InvalidInputError, match="reserved"):
+            store.set_meta("schema_version", "2")
+
+
+def test_without_psycopg_the_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from costeer_lab.store import get_store\n"
+        "from costeer_lab.errors import ConfigurationError\n"
+        "try:\n    get_store('postgresql://me:pw@db/lab')\n"
+        "except ConfigurationError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "costeer-lab[postgres]" in out.stdout and "pw" not in out.stdout
