@@ -105,6 +105,16 @@ class MemoryBase:
             raise InvalidInputError(f"limit must be an int >= 1, got {limit!r}")
         return limit
 
+    def _lock_for_update(self) -> None:
+        """Inside a transaction, make this store's writers wait before a read-modify-write.
+
+        Reading a collection version inside a transaction takes the store's write lock on every
+        backend (SQLite holds it from ``BEGIN IMMEDIATE``; PostgreSQL takes its advisory lock
+        there, see ``PostgresBase``), so the records read next cannot change before commit and
+        no count is lost to another agent writing at the same time.
+        """
+        self.store.collection_version(self.collection)
+
     def _log_search(self, hits: Sequence[tuple[str, float]], threshold: float) -> str:
         """Record one search (for the hit rate); joins the caller's transaction."""
         key = uuid.uuid4().hex

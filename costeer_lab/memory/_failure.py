@@ -145,6 +145,7 @@ class FailureMemory(MemoryBase):
         check_text(solution, "solution", empty=False)
         refuse_credentials([("solution", solution)], f"a solution of {failure_id!r}")
         with self.store.transaction():
+            self._lock_for_update()
             record = self.get_failure(failure_id)
             record.update(solved=True, solution=solution[:_MAX_CODE], solved_at=time.time())
             self.store.put_record(FAILURE_KIND, failure_id, record)

@@ -157,6 +157,7 @@ class PatternMemory(MemoryBase):
         if not prepared:
             return []
         with self.store.transaction():
+            self._lock_for_update()
             known = {
                 pid for pid in prepared if self.store.get_record(PATTERN_KIND, pid) is not None
             }
@@ -228,6 +229,7 @@ class PatternMemory(MemoryBase):
         if not isinstance(success, bool):
             raise InvalidInputError(f"success must be a bool, got {success!r}")
         with self.store.transaction():
+            self._lock_for_update()
             record = self._require(pattern_id)
             record["successes" if success else "failures"] += 1
             self.store.put_record(PATTERN_KIND, pattern_id, record)
@@ -285,6 +287,7 @@ class PatternMemory(MemoryBase):
         )
         if record:
             with self.store.transaction():
+                self._lock_for_update()
                 records = self._records([pid for pid, _ in hits])
                 for rec in records.values():
                     rec["usage_count"] = int(rec.get("usage_count", 0)) + 1
