@@ -62,10 +62,10 @@ mutation: setup
 	$(BIN)/python tools/mutation_score.py $(MUTATE)
 
 bench-quick: setup
-	for b in index knowledge evaluate loop integrity; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
+	for b in index knowledge evaluate loop integrity memory; do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
 
 bench: setup
-	for b in index knowledge evaluate loop integrity; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
+	for b in index knowledge evaluate loop integrity memory; do $(BIN)/python -m benchmarks.$$b --json runs/bench-$$b.json || exit 1; done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache runs mutants

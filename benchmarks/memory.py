@@ -1,7 +1,7 @@
 """Pattern memory benchmark: search latency, insert throughput and recall, SQLite + FAISS against
 PostgreSQL + pgvector in the same run.
 
-For each size N (10k and 100k patterns; ``--quick``: 5k) of seeded synthetic patterns (code in
+For each size N (10k and 100k patterns; ``--quick``: 2k) of seeded synthetic patterns (code in
 a dozen families with random identifiers and constants, problem types and descriptions drawn
 from a 3,000-word vocabulary: clustered like real code, not uniform noise), and for each backend
 (``sqlite``: a SQLite file searched through FAISS, exact below 20k patterns and HNSW above;
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(
         "memory", "Pattern memory: SQLite+FAISS vs PostgreSQL+pgvector.", argv, _options
     )
-    sizes = args.n or ([5_000] if args.quick else [10_000, 100_000])
-    n_queries = args.queries or (80 if args.quick else 300)
+    sizes = args.n or ([2_000] if args.quick else [10_000, 100_000])
+    n_queries = args.queries or (60 if args.quick else 300)
     results = Results("memory")
     with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
         for n in sizes:
