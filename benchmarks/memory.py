@@ -135,6 +135,15 @@ def _topk(matrix: npt.NDArray[np.float32], q: npt.NDArray[np.float32], k: int) -
     return [int(i) for i in top[np.argsort(-scores[top])]]
 
 
+class _Echo(Results):
+    """Results that also print each row to stderr as it is measured (a long run shows progress
+    and keeps what it measured if it is stopped)."""
+
+    def add(self, case: str, metric: str, value: float, unit: str) -> None:
+        super().add(case, metric, value, unit)
+        print(f"{case} | {metric} | {value:.4g} | {unit}", file=sys.stderr, flush=True)
+
+
 def _run(
     results: Results, backend: str, url: str, n: int, corpus: _Corpus, n_queries: int
 ) -> None:
@@ -194,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sizes = args.n or ([2_000] if args.quick else [10_000, 100_000])
     n_queries = args.queries or (60 if args.quick else 300)
-    results = Results("memory")
+    results = _Echo("memory")
     with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
         for n in sizes:
             for backend in args.backends:
