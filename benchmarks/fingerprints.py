@@ -15,7 +15,7 @@ feedback:
 Pairwise F1 of "same key" against "same cause" over all pairs of failing mutants scores each
 key; ``f1_ratio`` = fingerprint F1 / the better baseline's F1. The fingerprint rules were
 written on the **design** functions (HumanEval numbers divisible by 4, even Alpha158 tasks);
-the **held-out** functions are the rest, reported separately.
+the **held-out** functions are the rest, reported separately (and by suite).
 
 Run: ``python -m benchmarks.fingerprints [--quick] [--json PATH|-] [--dump PATH]`` (``--dump``
 writes the labelled set, one JSON object per mutant).
@@ -37,6 +37,7 @@ from benchmarks._mutants import CAUSES, Mutant, mutants
 from costeer_lab import SingleFeedback, Workspace
 
 KEYS = ("fingerprint", "exception_type", "last_line")
+SUITES = ("humaneval", "alpha158")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def keys_of(fb: SingleFeedback) -> tuple[str, str, str]:
     head = fp.split(":", 1)[0] if ":" in fp else fp
     exc_type = head if " " not in head else ""
     stderr = _stderr(fb.execution)
-    last = _last_line(stderr) if "Traceback" in stderr else _last_line(fb.return_checking)
+    last = _last_line(stderr) if "Traceback" in stderr else _last_line(fb.return_checking or "")
     return fp, exc_type, last
 
 
@@ -108,11 +109,11 @@ def _split(suite: str, function: str) -> str:
     return "design" if function.endswith(":even") else "held-out"
 
 
-def _humaneval(quick: bool) -> tuple[Any, list[tuple[str, str]]]:
+def _humaneval(quick: bool, limit: int | None) -> tuple[Any, list[tuple[str, str]]]:
     from costeer_lab.suites import load_suite
 
     suite = load_suite("humaneval")
-    tasks = suite.tasks[::5] if quick else suite.tasks
+    tasks = (suite.tasks[::5] if quick else suite.tasks)[:limit]
     return suite, [(t.id, suite.ground_truth(t.id).files["main.py"]) for t in tasks]
 
 
@@ -142,18 +143,21 @@ def _evaluate(
     return rows, passed
 
 
-def build(quick: bool, seed: int, cache_dir: str) -> tuple[list[Row], dict[str, int]]:
-    """The labelled set: (failing mutants, counts of generated / equivalent mutants)."""
+def build(
+    quick: bool, seed: int, cache_dir: str, limit: int | None = None
+) -> tuple[list[Row], dict[str, int]]:
+    """The labelled set: (failing mutants, counts of generated / equivalent mutants);
+    ``limit``: at most this many functions per suite."""
     from costeer_lab.suites import load_suite
 
     counts: Counter[str] = Counter()
-    he_suite, he_functions = _humaneval(quick)
+    he_suite, he_functions = _humaneval(quick, limit)
     he_mutants = list(mutants(he_functions, "humaneval", seed))
     rows, passed = _evaluate(he_suite, "humaneval", he_mutants, {f: f for f, _ in he_functions})
     counts.update({"generated": len(he_mutants), "equivalent": passed})
     alpha = load_suite("alpha158", n_instruments=6, n_days=40, seed=seed, cache_dir=cache_dir)
     step = 32 if quick else 4
-    picked = alpha.tasks[::step]
+    picked = alpha.tasks[::step][:limit]
     ids: dict[str, str] = {}
     functions = []
     for i, t in enumerate(picked):
@@ -187,6 +191,9 @@ def report(results: Results, rows: Sequence[Row], case: str) -> None:
 
 def _extra(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dump", metavar="PATH", help="write the labelled set as JSON lines")
+    parser.add_argument(
+        "--functions", type=int, default=None, help="at most this many functions per suite"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,14 +201,16 @@ def main(argv: list[str] | None = None) -> int:
         "fingerprints", "Pairwise F1 of error fingerprints vs planted causes.", argv, _extra
     )
     with tempfile.TemporaryDirectory(prefix="bench-fingerprints-") as cache:
-        rows, counts = build(args.quick, args.seed, cache)
+        rows, counts = build(args.quick, args.seed, cache, args.functions)
     results = Results("fingerprints")
     results.add("all", "generated", counts["generated"], "count")
     results.add("all", "equivalent", counts["equivalent"], "count")
+    held_out = [r for r in rows if r.split == "held-out"]
     for case, subset in (
-        ("held-out", [r for r in rows if r.split == "held-out"]),
+        ("held-out", held_out),
         ("design", [r for r in rows if r.split == "design"]),
         ("all", rows),
+        *((f"held-out {s}", [r for r in held_out if r.suite == s]) for s in SUITES),
     ):
         report(results, subset, case)
     if args.dump:

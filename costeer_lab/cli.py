@@ -6,6 +6,8 @@ Examples::
     costeer-lab report runs/demo
     costeer-lab kb stats runs/demo/kb/rag_v2-seed0.db
     costeer-lab kb query runs/demo/kb/rag_v2-seed0.db "rolling mean of close over 10 days"
+    costeer-lab docs ingest docs/ --db lab-docs.db
+    costeer-lab docs query "how are filters applied" --db lab-docs.db --mode hybrid
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -63,6 +66,106 @@ def _cmd_kb_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _docs_kb(args: argparse.Namespace, *, create: bool = False) -> Any:
+    from costeer_lab.docs import DocumentKB
+
+    if not create:  # querying a store that does not exist would create an empty one
+        from costeer_lab.errors import NotFoundError
+        from costeer_lab.settings import default_data_dir, get_settings
+
+        db = args.db or get_settings().db_path or str(default_data_dir() / "knowledge.db")
+        if "://" not in db and db != ":memory:" and not Path(db).expanduser().is_file():
+            raise NotFoundError(
+                f"no document store at {db!r}; run `costeer-lab docs ingest PATH --db {db}` first"
+            )
+    return DocumentKB(args.collection, args.db, embedder=args.embedder)
+
+
+def _cmd_docs_ingest(args: argparse.Namespace) -> int:
+    with _docs_kb(args, create=True) as kb:
+        report = kb.ingest(args.paths, source=args.source, version=args.version, prune=args.prune)
+        if args.json:
+            print(json.dumps(report.to_dict(), indent=2))
+        else:
+            print(
+                f"{report.files} file(s): {report.added} added, {report.updated} updated, "
+                f"{report.unchanged} unchanged, {report.removed} removed; "
+                f"{report.chunks_added} chunk(s) written in {report.seconds:.2f} s "
+                f"into {kb.collection!r} ({kb.store.url})"
+            )
+    return 0
+
+
+def _cmd_docs_query(args: argparse.Namespace) -> int:
+    try:
+        where = None if args.where is None else json.loads(args.where)
+    except json.JSONDecodeError as exc:
+        from costeer_lab.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"--where must be a JSON object, got {args.where!r}: {exc}"
+        ) from None
+    with _docs_kb(args) as kb:
+        hits = kb.retrieve(
+            args.text,
+            n_results=args.n,
+            where=where,
+            version_filter=args.version,
+            mode=args.mode,
+            mmr=args.mmr,
+        )
+    if args.json:
+        print(json.dumps(hits, indent=2))
+        return 0
+    if not hits:
+        print("no matching documents")
+    for h in hits:
+        meta = h["metadata"]
+        snippet = " ".join(str(h["content"]).split())[:70]
+        title = f"{meta.get('file_name')} > {meta.get('section_title')}"
+        print(f"{h['relevance_score']:.3f}  {title[:50]:<50}  {snippet}")
+    return 0
+
+
+def _cmd_docs_stats(args: argparse.Namespace) -> int:
+    with _docs_kb(args) as kb:
+        print(json.dumps(kb.stats(), indent=2, sort_keys=True))
+    return 0
+
+
+def _add_docs_parser(sub: Any) -> None:
+    docs = sub.add_parser("docs", help="document knowledge base: ingest and query documents")
+    docsub = docs.add_subparsers(dest="docs_command", required=True, metavar="DOCS_COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--db", default=None, help="store file or URL (default COSTEER_LAB_DB_PATH)"
+        )
+        p.add_argument("--collection", default=None, help="default COSTEER_LAB_COLLECTION")
+        p.add_argument("--embedder", default=None, help="hashing, minilm, openai:<model>")
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = docsub.add_parser("ingest", help="ingest files or folders (md, rst, txt, py docstrings)")
+    p.add_argument("paths", nargs="+", type=Path, help="files or folders")
+    p.add_argument("--source", default=None, help="source label (default: the path)")
+    p.add_argument("--version", default=None, help="force this version on every chunk")
+    p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
+    common(p)
+    p.set_defaults(func=_cmd_docs_ingest)
+    p = docsub.add_parser("query", help="retrieve the chunks most relevant to a query")
+    p.add_argument("text", help="query text")
+    p.add_argument("-n", type=int, default=5, help="number of results (default 5)")
+    p.add_argument("--version", default=None, help="only this version ('latest': the highest)")
+    p.add_argument("--where", default=None, help='metadata filter as JSON, e.g. {"source": "x"}')
+    p.add_argument("--mode", choices=("vector", "keyword", "hybrid"), default=None)
+    p.add_argument("--mmr", action="store_true", help="diversify results (MMR)")
+    common(p)
+    p.set_defaults(func=_cmd_docs_query)
+    p = docsub.add_parser("stats", help="counts of a document collection")
+    common(p)
+    p.set_defaults(func=_cmd_docs_stats)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -96,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", default=None, help="embedder (default: the store's)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_kb_query)
+    _add_docs_parser(sub)
     return parser
 
 

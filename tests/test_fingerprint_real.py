@@ -4,6 +4,7 @@ signature; different mistakes must give different signatures."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,8 @@ MISTAKES: dict[str, list[str]] = {
         "[1] * 'x'",
         "'a' < 1",
         "import pandas as pd\npd.Series([1.0, 2.0]) + pd.Series(['a', 'b'])",
+        "import pandas as pd\npd.Series([1.0, 2.0]) < 'a'",
+        "word = 'abc'\nword % 2",
     ],
     "None used": [
         "items = None\nitems[0]",
@@ -140,16 +143,49 @@ def _run(code: str, workdir: Path) -> str:
     return proc.stderr
 
 
+#: Runs snippets that import pandas or numpy in one interpreter (one import of pandas instead
+#: of twenty): each is compiled and executed as a module of its own, and the traceback Python
+#: formats for it is written to ``<i>.txt``.
+_BATCH = """
+import json, pathlib, sys, traceback
+for i, code in enumerate(json.loads(pathlib.Path(sys.argv[1]).read_text())):
+    try:
+        exec(compile(code, f"<snippet {i}>", "exec"), {"__name__": "__main__"})
+    except BaseException:
+        pathlib.Path(f"{i}.txt").write_text(traceback.format_exc())
+    else:
+        pathlib.Path(f"{i}.txt").write_text("")
+"""
+
+
+def _run_batch(codes: list[str], workdir: Path) -> list[str]:
+    (workdir / "snippets.json").write_text(json.dumps(codes))
+    subprocess.run(
+        [sys.executable, "-c", _BATCH, "snippets.json"], cwd=workdir, timeout=300, check=True
+    )
+    out = [(workdir / f"{i}.txt").read_text() for i in range(len(codes))]
+    for code, tb in zip(codes, out, strict=True):
+        assert tb, f"snippet did not fail: {code!r}"
+    return out
+
+
 @pytest.fixture(scope="module")
 def tracebacks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    """cause -> the stderr each of its snippets printed (run in parallel, two at a time)."""
+    """cause -> the traceback each of its snippets printed: plain snippets each in its own
+    interpreter (two at a time), those importing pandas or numpy in one interpreter."""
     workdir = tmp_path_factory.mktemp("snippets")
     jobs = [(cause, code) for cause, codes in MISTAKES.items() for code in codes]
+    heavy = [i for i, (_, code) in enumerate(jobs) if "import pandas" in code or "numpy" in code]
     with ThreadPoolExecutor(2) as pool:
-        outputs = list(pool.map(lambda job: _run(job[1], workdir), jobs))
+        batch = pool.submit(_run_batch, [jobs[i][1] for i in heavy], workdir)
+        light = [i for i in range(len(jobs)) if i not in heavy]
+        outputs = dict(
+            zip(light, pool.map(lambda i: _run(jobs[i][1], workdir), light), strict=True)
+        )
+        outputs.update(zip(heavy, batch.result(), strict=True))
     out: dict[str, list[str]] = {cause: [] for cause in MISTAKES}
-    for (cause, _), stderr in zip(jobs, outputs, strict=True):
-        out[cause].append(stderr)
+    for i, (cause, _) in enumerate(jobs):
+        out[cause].append(outputs[i])
     return out
 
 

@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             continue
         module = name.split(".x", 1)[0].split(".x_", 1)[0]
+        # a package's submodules count for the package (costeer_lab._fingerprint._mask)
+        module = next((m for m in counts if module.startswith(m + ".")), module)
         if module in counts:
             counts[module][status] += 1
             if status in UNDETECTED:

@@ -8,45 +8,37 @@ of arguments; ``list index out of range`` and ``index 5 is out of bounds for axi
 one short message. It looks only at the exception type and its message — never at the code or
 the task — and returns ``None`` for a message of no known family (masking then decides).
 
-Families (exception type → canonical message):
+Families (wordings → canonical message):
 
-===========================================  ==============================================
-wordings                                     canonical message
-===========================================  ==============================================
-``takes 2 … but 3 were given``, ``missing    ``wrong number of arguments in a call``
-1 required …``, ``expected at most 3
-arguments, got 4``, ``(2 given)``
-``unexpected keyword argument``, ``multiple  ``unexpected keyword argument in a call``
-values for argument``
-``unsupported operand type(s)``, ``can only  ``unsupported operand types for an operator``
-concatenate``, ``not supported between
-instances``, ``can't multiply sequence``,
-numpy's ``ufunc 'add' did not contain a
-loop with signature matching types``
-any message naming ``NoneType``              ``operation on None``
-``list indices must be integers``            ``indices must be integers``
-``… index out of range``, ``out of bounds``  ``index out of range``
-any ``ZeroDivisionError``                    ``division by zero``
-``not enough`` / ``too many values to        ``wrong number of values to unpack``
-unpack``
-``invalid literal for int()``, ``could not   ``could not convert a string to a number``
-convert string to float``
-``max() arg is an empty sequence``           ``empty sequence given to max or min``
-``The truth value of a Series is ambiguous``  ``truth value of an array is ambiguous``
-``… has no attribute 'x'`` (objects,         ``object has no attribute <str>``
-modules, types)
-``name 'np' is not defined`` (a module)      ``name <str> is not defined (missing import)``
-``local variable … referenced before         ``local variable used before assignment``
-assignment``, ``cannot access local
-variable``
-``No module named 'x'; 'a' is not a          ``No module named <str>``
-package``
-``cannot import name 'x' from 'y' (path)``   ``cannot import name <str> from <str>``
-``maximum recursion depth exceeded …``       ``maximum recursion depth exceeded``
-any syntax typo (``expected ':'``, ``was     ``invalid syntax`` (``invalid indentation`` for
-never closed``, ``unterminated string``)     ``IndentationError`` / ``TabError``)
-``KeyError`` of one literal key              ``<str>``
-===========================================  ==============================================
+- ``takes 2 … but 3 were given``, ``missing 1 required …``, ``expected at most 3 arguments, got
+  4``, ``(2 given)`` → ``wrong number of arguments in a call``
+- ``unexpected keyword argument``, ``multiple values for argument`` → ``unexpected keyword
+  argument in a call``
+- ``unsupported operand type(s)``, ``can only concatenate``, ``not supported between
+  instances``, ``can't multiply sequence``, numpy's ``ufunc 'add' did not contain a loop with
+  signature matching types``, pandas' ``Invalid comparison between dtype=float64 and str`` →
+  ``unsupported operand types for an operator``
+- any ``TypeError`` or ``AttributeError`` naming ``NoneType`` → ``operation on None``
+- ``list indices must be integers`` → ``indices must be integers``
+- ``… index out of range``, ``out of bounds`` → ``index out of range``
+- any ``ZeroDivisionError`` → ``division by zero``
+- ``not enough`` / ``too many values to unpack`` → ``wrong number of values to unpack``
+- ``invalid literal for int()``, ``could not convert string to float`` → ``could not convert a
+  string to a number``
+- ``max() arg is an empty sequence`` → ``empty sequence given to max or min``
+- ``The truth value of a Series is ambiguous`` → ``truth value of an array is ambiguous``
+- ``… has no attribute 'x'`` (objects, modules, types) → ``object has no attribute <str>``
+- ``name 'np' is not defined`` where the name is a module → ``name <str> is not defined (missing
+  import)``; any other name → ``name <str> is not defined``
+- ``local variable … referenced before assignment``, ``cannot access local variable`` →
+  ``local variable used before assignment``
+- ``No module named 'x'; 'a' is not a package`` → ``No module named <str>``
+- ``cannot import name 'x' from 'y' (path)`` → ``cannot import name <str> from <str>``
+- ``maximum recursion depth exceeded …`` → ``maximum recursion depth exceeded``
+- any syntax typo (``expected ':'``, ``was never closed``, ``unterminated string``) →
+  ``invalid syntax`` (``invalid indentation`` for ``IndentationError`` / ``TabError``);
+  structural ones (``'return' outside function``) are masked as usual
+- a ``KeyError`` of one literal key (``'close'``, ``3``, ``(1, 'a')``) → ``<str>``
 
 numpy's private exception classes (``numpy._core._exceptions._UFuncNoLoopError``) are named by
 the public class they derive from (``TypeError``): see :func:`public_type`.
@@ -118,8 +110,10 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
             r"unsupported operand type|can only concatenate|can't concat"
             r"|not supported between instances|can't multiply sequence|bad operand type"
             r"|must be str, not|must be real number, not"
-            r"|operation .* not supported for dtype"
-            r"|ufunc .*(?:not supported for the input types|did not contain a loop with signature)",
+            r"|operation .* not supported for dtype|Invalid comparison between"
+            r"|not all arguments converted during string formatting"
+            r"|ufunc .*(?:not supported for the input types"
+            r"|did not contain a loop with signature)",
             "unsupported operand types for an operator",
         ),
         (("TypeError",), r"indices must be integers", "indices must be integers"),
@@ -136,7 +130,8 @@ _FAMILIES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str], ...] = tupl
         ),
         (
             ("ValueError",),
-            r"invalid literal for (?:int|float)\(\)|could not convert (?:string )?.*to (?:float|int)",
+            r"invalid literal for (?:int|float)\(\)"
+            r"|could not convert (?:string )?.*to (?:float|int)",
             "could not convert a string to a number",
         ),
         (

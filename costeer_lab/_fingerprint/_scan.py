@@ -48,17 +48,18 @@ def _leading_name(line: str) -> tuple[str, str] | None:
 
 
 def _format(parts: tuple[str, str] | None, line: str) -> str:
-    if parts is None:
-        return normalize(line)
-    exc_type, message = public_type(parts[0]), parts[1]
-    suffix = _MISMATCH_PART.search(message)
+    text = line if parts is None else parts[1]
+    suffix = _MISMATCH_PART.search(text)
     if suffix is not None:  # a fingerprint given again: keep its mismatch class
-        message = message[: suffix.start()]
-    message = strip_hints(message)
-    masked = canonical_message(exc_type, message)
-    if masked is None:
-        masked = normalize(message)
-    fp = f"{exc_type}: {masked}" if masked else exc_type
+        text = text[: suffix.start()]
+    if parts is None:
+        fp = normalize(text)
+    else:
+        exc_type, message = public_type(parts[0]), strip_hints(text)
+        masked = canonical_message(exc_type, message)
+        if masked is None:
+            masked = normalize(message)
+        fp = f"{exc_type}: {masked}" if masked else exc_type
     return f"{fp} [mismatch: {suffix.group(1)}]" if suffix is not None else fp
 
 
@@ -98,6 +99,10 @@ def _last_line(text: str) -> str:
 
 def _primary(text: str) -> tuple[str, str]:
     """``(fingerprint, line)`` of the error finally raised (see :func:`error_fingerprint`)."""
+    suffix = _MISMATCH_PART.search(text.rstrip())
+    if suffix is not None and text[: suffix.start()].strip():  # a fingerprint given again
+        fp, line = _primary(text[: suffix.start()])
+        return f"{fp} [mismatch: {suffix.group(1)}]", line
     raised, inline = _scan(text)
     if raised:
         return raised[-1][1], raised[-1][2]

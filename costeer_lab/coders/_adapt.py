@@ -2,8 +2,11 @@
 
 The differences between the source and target tasks' formulations (and names) give a mapping of
 numbers (``5 → 10``), data fields (``$close → $open``) and identifiers (``MA5 → MA10``,
-``Mean → Std``); the mapping is applied to the NUMBER, NAME and STRING tokens of the source code.
-Nothing else is changed, so the result is only as good as the retrieved source.
+``Mean → Std``); the mapping is applied to the NUMBER, NAME and STRING tokens of the source code,
+and to numbers that end an identifier (``close_diff10 → close_diff15``). Numbers are taken from
+task names only when the rest of the names agree (``MA5 → MA10``, not ``MA5 → alpha002``), and a
+number is always written as a valid literal (``002`` → ``2``). Nothing else is changed, so the
+result is only as good as the retrieved source.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costeer_lab._records import Task, Workspace
+from costeer_lab.coders._adapt_io import adapt_io
 
 __all__ = ["Adaptation", "adapt_code", "adapt_workspace", "derive_adaptation"]
 
@@ -27,6 +31,40 @@ _NAME_PART = re.compile(r"\d+(?:\.\d+)?|[A-Za-z_]+|\S")
 #: Keyword arguments whose numbers are never windows or parameters of the formula.
 _FIXED_KEYWORDS = frozenset({"axis", "level", "ddof", "protocol", "ndigits", "decimals"})
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
+#: A number ending an identifier or one of its ``_`` parts (``close_diff10``, ``ma5_x``).
+_NAME_NUMBER = re.compile(r"(?<=[A-Za-z_])(\d+)(?=_|$)")
+#: Lower-case operator names that are also pandas/numpy methods (``Mean`` → ``.mean``); an
+#: operator mapped to any other name (``Rank`` → ``Ts_Rank``) leaves the method calls alone.
+_METHODS = frozenset(
+    [
+        "mean",
+        "std",
+        "var",
+        "sum",
+        "max",
+        "min",
+        "median",
+        "skew",
+        "kurt",
+        "count",
+        "rank",
+        "quantile",
+        "corr",
+        "cov",
+        "abs",
+        "log",
+        "exp",
+        "diff",
+        "shift",
+        "sqrt",
+        "sign",
+        "cumsum",
+        "cumprod",
+        "prod",
+    ]
+)
+#: Identifiers whose digits are never parameters (dtypes: ``float64``, ``int32``, ...).
+_DTYPE_NAME = re.compile(r"^(u?int|float|complex|bool|str|bytes|datetime|timedelta)\d+$")
 
 
 def _kind(tok: str) -> str:
@@ -40,6 +78,8 @@ def _kind(tok: str) -> str:
 
 
 def _number(text: str) -> float | None:
+    if text.isdigit():  # "007" in a formulation is 7 (not a Python literal)
+        return float(int(text))
     try:
         value = ast.literal_eval(text.replace("_", ""))
     except (ValueError, SyntaxError):
@@ -90,10 +130,14 @@ class _Builder:
             return
         if self.weak and kind != "number":
             return
+        if self.weak and any(len(x) > 1 and x.startswith("0") for x in (src, dst)):
+            return  # zero-padded numbers in names are ids (alpha001), not parameters
         if kind == "number":
-            key, table = _number(src), self.numbers
-            if key is None or _number(dst) == key:
+            key, table, value = _number(src), self.numbers, _number(dst)
+            if key is None or value is None or value == key:
                 return
+            if value.is_integer() and dst.isdigit():  # "002" is not a Python literal
+                dst = str(int(value))
             self._put(table, key, dst, src)
         elif kind == "field":
             self._put(self.fields, src, dst, src)
@@ -128,7 +172,9 @@ def derive_adaptation(source: Task, target: Task) -> Adaptation:
     b.align(_TOKEN.findall(source.formulation), _TOKEN.findall(target.formulation))
     # Parameters hidden in names (MA5 → MA10) only where the formulations did not decide.
     b.weak = True
-    b.align(_NAME_PART.findall(source.name), _NAME_PART.findall(target.name))
+    src_parts, dst_parts = _NAME_PART.findall(source.name), _NAME_PART.findall(target.name)
+    if _words(src_parts) == _words(dst_parts):  # MA5 → MA10, not MA5 → alpha002
+        b.align(src_parts, dst_parts)
     src_entry, dst_entry = source.extra.get("entry_point"), target.extra.get("entry_point")
     if isinstance(src_entry, str) and isinstance(dst_entry, str):
         b.add(src_entry, dst_entry)
@@ -157,16 +203,34 @@ def _rewrite_string(text: str, ad: Adaptation) -> str:
     return pattern.sub(lambda m: table[m.group(0)], text)
 
 
+def _words(parts: list[str]) -> list[str]:
+    return [p.lower() for p in parts if not p[0].isdigit()]
+
+
+def _rewrite_name_number(tok: str, ad: Adaptation) -> str:
+    """``close_diff10`` → ``close_diff15`` when ``10 → 15`` is mapped."""
+    if not ad.numbers or _DTYPE_NAME.match(tok):
+        return tok
+
+    def sub(m: re.Match[str]) -> str:
+        new = ad.numbers.get(float(m.group(1)))
+        return new if new is not None and new.isdigit() else m.group(1)
+
+    return _NAME_NUMBER.sub(sub, tok)
+
+
 def _rewrite_name(tok: str, prev: str, ad: Adaptation) -> str:
     if tok in ad.names:
         return ad.names[tok]
     for src, dst in ad.names.items():
-        if src[:1].isupper() and tok == src.lower():  # Mean → Std also rewrites .mean → .std
-            return dst.lower()
+        if src[:1].isupper() and tok == src.lower() and dst.lower() in _METHODS:
+            return dst.lower()  # Mean → Std also rewrites .mean → .std (not .rank → .ts_rank)
     if prev != ".":
         for src, dst in ad.fields.items():
             if tok == src[1:] and dst[1:].isidentifier():
                 return dst[1:]
+    if prev != ".":
+        return _rewrite_name_number(tok, ad)
     return tok
 
 
@@ -220,10 +284,11 @@ def adapt_code(code: str, ad: Adaptation) -> str:
 
 
 def adapt_workspace(ws: Workspace, source: Task, target: Task) -> tuple[Workspace, Adaptation]:
-    """Adapt every ``.py`` file of ``ws`` from ``source`` to ``target`` (other files copied)."""
+    """Adapt every ``.py`` file of ``ws`` from ``source`` to ``target`` (other files copied):
+    :func:`adapt_code`, then the file and column conventions (:func:`._adapt_io.adapt_io`)."""
     ad = derive_adaptation(source, target)
     files = {
-        path: adapt_code(text, ad) if path.endswith(".py") else text
+        path: adapt_io(adapt_code(text, ad), source, target) if path.endswith(".py") else text
         for path, text in ws.files.items()
     }
     return Workspace(files, ws.main_file), ad

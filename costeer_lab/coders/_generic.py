@@ -10,6 +10,18 @@ from costeer_lab.coders._contracts import factor_fields, factor_io, task_family
 __all__ = ["generic_attempt"]
 
 
+def _is_hdf(name: str) -> bool:
+    return name.lower().endswith((".h5", ".hdf5", ".hdf"))
+
+
+def _read(name: str) -> str:
+    return f"pd.read_hdf({name!r}, key='data')" if _is_hdf(name) else f"pd.read_parquet({name!r})"
+
+
+def _write(name: str) -> str:
+    return f"to_hdf({name!r}, key='data')" if _is_hdf(name) else f"to_parquet({name!r})"
+
+
 def _factor_script(task: Task) -> str:
     fields = factor_fields(task)
     field = fields[0] if fields else "$close"
@@ -20,11 +32,11 @@ def _factor_script(task: Task) -> str:
         f"follows the contract and outputs the first data field of the formulation ({field}).\n"
         f'Formulation: {formulation}\n"""\n\n'
         "import pandas as pd\n\n"
-        f"df = pd.read_parquet({inp!r})\n"
+        f"df = {_read(inp)}\n"
         f"field = {field!r} if {field!r} in df.columns else {field.lstrip('$')!r}\n"
         "values = df[field].astype('float64')\n"
         f"result = values.to_frame(name={column!r})\n"
-        f"result.to_parquet({out!r})\n"
+        f"result.{_write(out)}\n"
     )
 
 

@@ -2,7 +2,11 @@
 
 Candidate contract: ``main.py`` runs in a fresh directory holding the input files (for
 Alpha158: ``daily_pv.parquet``) and writes ``result.parquet``, a one-column float DataFrame
-indexed by ``(datetime, instrument)``.
+indexed by ``(datetime, instrument)``. A task may name another output file
+(``task.extra["output_file"]``); one ending in ``.h5``/``.hdf5``/``.hdf`` is an HDF5 file
+(``to_hdf``, one key) that is decoded *in the candidate's runner* (a sandbox), never in this
+process (HDF5 readers unpickle object columns): a small trusted script reads it there and
+writes Parquet, which this process then checks as usual.
 
 Ground truth: the reference workspace is run through ``gt_runner`` — by default a sandbox of
 its own, never the one candidates run in — once per process and inputs; the parsed result is
@@ -31,7 +35,8 @@ import pandas as pd
 from costeer_lab._fingerprint import error_fingerprint, extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
-from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
+from costeer_lab.evaluate._factor_checks import FormatReport, compare_to_truth, read_factor
+from costeer_lab.evaluate._factor_hdf import decode_output, is_hdf
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
 from costeer_lab.settings import EvaluatorSettings, get_settings
 
@@ -172,6 +177,16 @@ class FactorEvaluator:
                 )
             return self._runners[which, spec]
 
+    def _decoded(
+        self, data: bytes, name: str, which: str, max_rows: int | None = None
+    ) -> tuple[bytes, str | None]:
+        """``(Parquet bytes, problem)`` of an output file: HDF5 files are decoded in the
+        ``which`` runner (see the module docstring); other files are returned as they are."""
+        if not is_hdf(name):
+            return data, None
+        rows = max_rows or self.settings.max_output_rows
+        return decode_output(self._runner(which), data, name, max_rows=rows)
+
     def to_spec(self) -> dict[str, Any]:
         """JSON description to rebuild this evaluator in another process."""
         if not isinstance(self._runner_spec, str) or not isinstance(self._gt_runner_spec, str):
@@ -201,13 +216,19 @@ class FactorEvaluator:
             parts.append(f"{name}={p.resolve()}:{st.st_size}:{st.st_mtime_ns}")
         return "|".join(parts)
 
-    def ground_truth_result(self, gt: Workspace) -> pd.Series:
+    def output_of(self, task: Task | None) -> str:
+        """The file a task's candidate writes: ``task.extra["output_file"]`` or the default."""
+        name = task.extra.get("output_file") if task is not None else None
+        return name if isinstance(name, str) and name else self.output_file
+
+    def ground_truth_result(self, gt: Workspace, output_file: str | None = None) -> pd.Series:
         """The parsed ground-truth factor (cached).
 
         Raises:
             GroundTruthError: the reference failed or wrote no usable factor (cached too).
         """
-        key = (gt.content_hash, self._inputs_key(), self.output_file)
+        output = output_file or self.output_file
+        key = (gt.content_hash, self._inputs_key(), f"{output}:{self.settings.factor_infinite}")
         with _GT_LOCK:
             if key in _GT_CACHE:
                 _GT_CACHE.move_to_end(key)
@@ -215,15 +236,16 @@ class FactorEvaluator:
                 if isinstance(cached, GroundTruthError):
                     raise cached
                 return cached
-        outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[self.output_file])
+        outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[output])
         result: pd.Series | GroundTruthError
-        data = outcome.outputs.get(self.output_file)
+        data = outcome.outputs.get(output)
         if data is None:
             why = outcome.error or f"exit code {outcome.returncode}"
             _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
             result = GroundTruthError(f"the reference implementation failed ({why})")
         else:
-            rep = read_factor(data, self.output_file)
+            data, problem = self._decoded(data, output, "gt")
+            rep = _read(data, output, problem, infinite=self.settings.factor_infinite)
             if rep.ok and rep.series is not None:
                 result = rep.series
             else:
@@ -242,13 +264,18 @@ class FactorEvaluator:
     ) -> SingleFeedback:
         """Run ``implementation`` and check its factor; see the class docstring."""
         s = self.settings
+        output = self.output_of(task)
         t0 = time.perf_counter()
         outcome = self._runner("candidate").run(
-            implementation, inputs=self.inputs, collect=[self.output_file]
+            implementation, inputs=self.inputs, collect=[output]
         )
         timings = {"run_s": outcome.duration_s}
-        isolation = {"isolation": isolation_of(outcome), "feedback_detail": s.feedback_detail}
+        isolation: dict[str, Any] = {
+            "isolation": isolation_of(outcome),
+            "feedback_detail": s.feedback_detail,
+        }
         ran, execution = describe_run(outcome, s.max_feedback_chars)
+        isolation["ran"] = ran
         fps = [fp for fp, _ in extract_errors(outcome.stderr)] if outcome.stderr else []
         if not ran:
             if not fps:
@@ -261,11 +288,11 @@ class FactorEvaluator:
                 timings=timings,
                 details=isolation,
             )
-        data = outcome.outputs.get(self.output_file)
+        data = outcome.outputs.get(output)
         if data is None:
             msg = (
-                f"output: {self.output_file} was not written; write the factor to "
-                f"{self.output_file} in the working directory"
+                f"output: {output} was not written; write the factor to "
+                f"{output} in the working directory"
             )
             return SingleFeedback(
                 execution=execution,
@@ -280,7 +307,7 @@ class FactorEvaluator:
         if gt_implementation is not None:  # the truth bounds what is worth decoding
             t1 = time.perf_counter()
             try:
-                truth = self.ground_truth_result(gt_implementation)
+                truth = self.ground_truth_result(gt_implementation, output)
             except GroundTruthError as exc:
                 return dataclasses.replace(
                     not_evaluated(exc, timings),
@@ -288,19 +315,28 @@ class FactorEvaluator:
                 )
             timings["ground_truth_s"] = time.perf_counter() - t1
             max_rows = min(max_rows, 4 * len(truth) + 10_000)
-        rep = read_factor(data, self.output_file, max_rows=max_rows)
+        data, problem = self._decoded(data, output, "candidate", max_rows)
+        rep = _read(data, output, problem, max_rows=max_rows, infinite=s.factor_infinite)
         lines, failures = list(rep.lines), list(rep.failures)
         details: dict[str, Any] = dict(isolation)
+        details["format_ok"] = rep.ok
         decision = rep.ok
+        mismatch = ""
         if rep.ok and rep.series is not None and truth is not None:
-            cmp = compare_to_truth(rep.series, truth, s)
+            rule = task.extra.get("acceptance")
+            cmp = compare_to_truth(
+                rep.series, truth, s, acceptance=rule if isinstance(rule, str) else None
+            )
             lines += cmp.lines
             failures += cmp.failures
             details.update(_clean(cmp.metrics))
-            decision = cmp.decision
+            decision, mismatch = cmp.decision, cmp.mismatch
         elif rep.ok and gt_implementation is None:
             lines.append("decision: SUCCESS (no ground truth; format checks passed)")
         timings["total_s"] = time.perf_counter() - t0
+        if not decision and mismatch:  # one fingerprint per kind of value mistake
+            fps.append(error_fingerprint(f"FactorMismatchError: {mismatch.replace('_', ' ')}"))
+            failures = list(rep.failures)
         if not decision:
             fps += [error_fingerprint(f"FactorCheckError: {f}") for f in failures]
         feedback = SingleFeedback(
@@ -314,6 +350,15 @@ class FactorEvaluator:
         return _apply_feedback_detail(feedback, s.feedback_detail, rep.failures)
 
 
+def _read(data: bytes, name: str, problem: str | None, **options: Any) -> FormatReport:
+    """The format report of an output (a failed report naming ``problem`` when set)."""
+    if problem is None:
+        return read_factor(data, name, **options)
+    rep = FormatReport(None)
+    rep.fail(problem)
+    return rep
+
+
 def _apply_feedback_detail(
     fb: SingleFeedback, detail: str, format_failures: Sequence[str]
 ) -> SingleFeedback:
@@ -324,5 +369,7 @@ def _apply_feedback_detail(
     kept = {f"[FAIL] {f}" for f in format_failures}
     lines = [ln for ln in fb.return_checking.splitlines() if ln in kept]
     decision = [ln for ln in fb.return_checking.splitlines() if ln.startswith("decision:")]
+    if not fb.final_decision:  # the kind of mismatch would describe the truth
+        decision = []
     lines += decision or [f"decision: {'SUCCESS' if fb.final_decision else 'FAIL'}"]
     return dataclasses.replace(fb, return_checking="\n".join(lines))

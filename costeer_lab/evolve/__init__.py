@@ -8,6 +8,8 @@ from costeer_lab.evolve._agent import (
     kb_size,
     retrieved_summary,
 )
+from costeer_lab.evolve._context import TaskContextHook
+from costeer_lab.evolve._documents import DocumentContext
 from costeer_lab.evolve._executors import SerialExecutor, make_executor
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import (
@@ -18,6 +20,7 @@ from costeer_lab.evolve._strategy import (
 )
 
 __all__ = [
+    "DocumentContext",
     "EvoAgent",
     "EvolvingItem",
     "EvolvingStrategy",
@@ -26,6 +29,7 @@ __all__ = [
     "RunState",
     "SerialExecutor",
     "StepEvaluator",
+    "TaskContextHook",
     "implement_job",
     "kb_size",
     "knowledge_for_task",

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
+from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
 from costeer_lab.store import BaseStore
@@ -126,6 +127,8 @@ class EvoAgent:
         max_loop: maximum number of evolution steps.
         seed: seed handed to coders (in their config) and recorded with the run.
         query_kinds: the query kinds ``rag`` runs (recorded as hits/misses in results).
+        context: records each step in the tasks' rich contexts and skips tasks its loop
+            prevention stopped (see :class:`TaskContextHook`); ``None``: off.
 
     Example:
         See ``costeer_lab.experiment.run_experiment`` which wires every part.
@@ -144,6 +147,7 @@ class EvoAgent:
         seed: int = 0,
         query_kinds: Sequence[str] = (),
         progress: bool = True,
+        context: TaskContextHook | None = None,
     ) -> None:
         if max_loop < 1:
             raise ConfigurationError(f"max_loop must be >= 1, got {max_loop}")
@@ -154,6 +158,9 @@ class EvoAgent:
         self.run_id, self.max_loop, self.seed = run_id, max_loop, seed
         self.query_kinds = tuple(query_kinds) if rag is not None else ()
         self.progress = progress
+        self.context = context
+        if context is not None:
+            context.bind(store)
 
     # -- persistence -----------------------------------------------------------------------
     def _check_run_record(self, item: EvolvingItem) -> None:
@@ -213,6 +220,8 @@ class EvoAgent:
                 todo = self.strategy.select(
                     item.task_ids, state.succeeded, state.trials, QueriedKnowledge()
                 )
+                if self.context is not None:
+                    todo = [t for t in todo if not self.context.stop_reason(self.run_id, t)]
                 if not todo:
                     break
                 t0 = time.perf_counter()
@@ -257,6 +266,8 @@ class EvoAgent:
             for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
         ]
         with self.store.transaction():
+            if self.context is not None:
+                self.context.record_step(self.run_id, step, tasks, outcomes, feedbacks)
             if self.rag is not None:
                 trace = [
                     (t, o.workspace, fb)

@@ -8,9 +8,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+
+if TYPE_CHECKING:
+    from costeer_lab.evolve._documents import DocumentContext
 
 __all__ = ["EvolvingStrategy", "ImplementOutcome", "knowledge_for_task"]
 
@@ -44,6 +47,10 @@ class ImplementOutcome:
     used_knowledge_ids: tuple[str, ...] = ()
     error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: How the coder made the code (``adapted``, ``known_fix``, ``generic``, ``llm``, …).
+    strategy: str = ""
+    #: The coder's short account of what it did and why (what was adapted from which task).
+    notes: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +62,9 @@ class ImplementOutcome:
             "cost_usd": self.cost_usd,
             "used_knowledge_ids": list(self.used_knowledge_ids),
             "error": self.error,
+            "strategy": self.strategy,
+            "notes": self.notes,
+            "coder_extra": dict(self.extra),
         }
 
     @classmethod
@@ -68,7 +78,18 @@ class ImplementOutcome:
             cost_usd=float(d.get("cost_usd", 0.0)),
             used_knowledge_ids=tuple(d.get("used_knowledge_ids", ())),
             error=d.get("error"),
+            extra=dict(d.get("coder_extra", {})),
+            strategy=str(d.get("strategy", "")),
+            notes=str(d.get("notes", "")),
         )
+
+
+def _plain(extra: Any) -> dict[str, Any]:
+    """The coder's ``extra`` as JSON data (step records are JSON); unencodable values as text."""
+    try:
+        return dict(json.loads(json.dumps(dict(extra or {}), default=str)))
+    except (TypeError, ValueError):
+        return {}
 
 
 @lru_cache(maxsize=8)
@@ -99,6 +120,8 @@ def implement_job(payload: dict[str, Any]) -> dict[str, Any]:
             Workspace({"main.py": f"# coder failed: {type(exc).__name__}: {exc}\n"}),
             time.perf_counter() - t0,
             error=f"{type(exc).__name__}: {exc}",
+            strategy="coder_error",
+            notes=f"the coder raised {type(exc).__name__}",
         ).to_dict()
     return ImplementOutcome(
         task_id=task.id,
@@ -108,6 +131,9 @@ def implement_job(payload: dict[str, Any]) -> dict[str, Any]:
         completion_tokens=int(result.completion_tokens),
         cost_usd=float(result.cost_usd),
         used_knowledge_ids=tuple(result.used_knowledge_ids),
+        extra=_plain(getattr(result, "extra", {})),
+        strategy=str(result.strategy),
+        notes=str(result.notes),
     ).to_dict()
 
 
@@ -131,10 +157,13 @@ class EvolvingStrategy:
         *,
         executor: cf.Executor | None = None,
         max_trials: int = 10,
+        documents: DocumentContext | None = None,
     ) -> None:
         self.coder_config = dict(coder)
         self.executor = executor
         self.max_trials = max_trials
+        #: Optional documentation retrieval added to each task before the coder sees it.
+        self.documents = documents
 
     def select(
         self,
@@ -166,6 +195,8 @@ class EvolvingStrategy:
         payloads = []
         for t in tasks:
             fb = last_feedback.get(t.id)
+            if self.documents is not None:
+                t = self.documents.attach(t)
             payloads.append(
                 {
                     "coder": coder,

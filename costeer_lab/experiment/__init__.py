@@ -1,5 +1,6 @@
 """experiment subpackage."""
 
+from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
 from costeer_lab.experiment._memory_metrics import MEMORY_METRIC_COLUMNS, memory_metrics
 from costeer_lab.experiment._metrics import (
     attempts_to_success,
@@ -32,6 +33,7 @@ from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.experiment._summary import arm_differences, summary_table
 
 __all__: list[str] = [
+    "BENCHMARK_COLUMNS",
     "MEMORY_METRIC_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
@@ -40,6 +42,7 @@ __all__: list[str] = [
     "arm_differences",
     "attempt_rows",
     "attempts_to_success",
+    "benchmark_metrics",
     "first_try_success",
     "hit_rate",
     "kb_growth",

@@ -27,6 +27,11 @@ from costeer_lab._fs import atomic_write_bytes
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
+from costeer_lab.experiment._benchmark import (
+    BENCHMARK_COLUMNS,
+    add_task_columns,
+    coder_and_check_columns,
+)
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
@@ -36,18 +41,22 @@ __all__ = ["attempt_rows", "run_arm", "run_experiment", "select_tasks"]
 SEEDED_META = "experiment.seed_knowledge"
 
 
-def select_tasks(suite: Any, spec: ExperimentSpec) -> tuple[list[Task], list[Task]]:
-    """``(targets, seed_tasks)`` for a spec; a task is never both."""
+def select_tasks(
+    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
+) -> tuple[list[Task], list[Task]]:
+    """``(targets, seed_tasks)`` for a spec; a task is never both. Seed tasks come from
+    ``seed_suite`` when given (``spec.seed_knowledge.suite``), else from ``suite``."""
     sel = spec.tasks
     ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
     if sel.limit is not None:
         ids = ids[: sel.limit]
+    source = suite if seed_suite is None else seed_suite
     seed_ids: list[str] = []
     if spec.seed_knowledge.split is not None:
-        seed_ids = [i for i in suite.split(spec.seed_knowledge.split) if i not in set(ids)]
+        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in set(ids)]
         if spec.seed_knowledge.limit is not None:
             seed_ids = seed_ids[: spec.seed_knowledge.limit]
-    return [suite.task(i) for i in ids], [suite.task(i) for i in seed_ids]
+    return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
 
 
 def attempt_rows(
@@ -88,6 +97,7 @@ def attempt_rows(
                 "feedback_detail": str(fb.details.get("feedback_detail", "")),
                 "infra_error": str(fb.details.get("infrastructure_error", "")),
                 **_memory_columns(a, memory),
+                **coder_and_check_columns(out, fb),
             }
         )
     return rows
@@ -126,8 +136,11 @@ def run_arm(
     executor: Any,
     evaluator: Any,
     progress: bool = True,
+    seed_suite: Any = None,
 ) -> list[dict[str, Any]]:
-    """Run (or resume) one (arm, seed) and return its results rows."""
+    """Run (or resume) one (arm, seed) and return its results rows (seed knowledge: the
+    ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``)."""
+    seed_source = suite if seed_suite is None else seed_suite
     run_id = f"{arm.name}-seed{seed}"
     store = SQLiteStore(store_path)
     try:
@@ -149,7 +162,7 @@ def run_arm(
                         [
                             Knowledge(
                                 t,
-                                suite.ground_truth(t.id),
+                                seed_source.ground_truth(t.id),
                                 SingleFeedback(execution="ground truth", final_decision=True),
                                 id=f"seed:{t.id}",
                             )
@@ -233,7 +246,9 @@ def run_experiment(
     atomic_write_bytes(old_spec, json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
 
     suite = load_suite(spec.suite, **spec.suite_options)
-    targets, seed_tasks = select_tasks(suite, spec)
+    sk = spec.seed_knowledge
+    seed_suite = load_suite(sk.suite, **sk.suite_options) if sk.suite is not None else None
+    targets, seed_tasks = select_tasks(suite, spec, seed_suite)
     if not targets:
         raise ConfigurationError(f"spec {spec.name!r} selects no tasks from suite {spec.suite!r}")
     rows: list[dict[str, Any]] = []
@@ -253,8 +268,10 @@ def run_experiment(
                         executor=executor,
                         evaluator=evaluator,
                         progress=progress,
+                        seed_suite=seed_suite,
                     )
     finally:
         evaluator.close()
-    df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    add_task_columns(rows, targets)
+    df = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *BENCHMARK_COLUMNS])
     return save_results(df, out_dir)

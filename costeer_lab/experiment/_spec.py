@@ -35,10 +35,16 @@ class TaskSelection(_Strict):
 
 
 class SeedKnowledge(_Strict):
-    """Ground truths loaded into each arm's knowledge base before the run (never the targets)."""
+    """Ground truths loaded into each arm's knowledge base before the run (never the targets).
+
+    ``suite`` (with ``suite_options``) takes them from another suite than the experiment's,
+    e.g. Alpha158 knowledge for a user's task file or an RD-Agent benchmark file.
+    """
 
     split: str | None = "train"
     limit: int | None = Field(default=None, ge=1)
+    suite: str | None = None
+    suite_options: dict[str, Any] = Field(default_factory=dict)
 
 
 class ArmSpec(_Strict):

@@ -203,6 +203,7 @@ class KnowledgeBaseV2:
                 trace = node_id(TASK_TRACE, content)
                 attrs = {
                     "task_id": e.task.id,
+                    "task_name": e.task.name,
                     "td": td,
                     "workspace": e.workspace.to_dict(),
                     "feedback": e.feedback.to_dict(),
@@ -217,6 +218,7 @@ class KnowledgeBaseV2:
                 files = files_text(e.workspace)
                 success = node_id(TASK_SUCCESS_IMPLEMENT, files)
                 attrs = {"workspace": e.workspace.to_dict(), "feedback": e.feedback.to_dict()}
+                attrs.update(task_id=e.task.id, task_name=e.task.name)  # traceable to its task
                 nodes.append((TASK_SUCCESS_IMPLEMENT, files, attrs))
                 edges.append((success, td, EDGE_IMPLEMENTS))
             key = f"{e.run_id}\x1f{e.task.id}\x1f{e.attempt}"

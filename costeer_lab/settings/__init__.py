@@ -17,6 +17,8 @@ process-wide values with ``get_settings().<section>`` (cached: call
 | ``evaluator`` | :class:`EvaluatorSettings` | evaluators, ``Suite.evaluators()`` |
 | ``sandbox`` | :class:`SandboxSettings` | the sandbox worker |
 | ``memory`` | :class:`MemorySettings` | the pattern and failure memory |
+| ``context`` | :class:`ContextSettings` | the rich task context (:mod:`costeer_lab.context`) |
+| ``docs`` | :class:`DocsSettings` | :class:`~costeer_lab.docs.DocumentKB` |
 
 Example:
     >>> from costeer_lab.settings import Settings
@@ -35,6 +37,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from costeer_lab.settings._context import ContextSettings
+from costeer_lab.settings._docs import DocsSettings, default_data_dir
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
@@ -45,6 +49,8 @@ from costeer_lab.settings._rag import RAGSettings
 from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
+    "ContextSettings",
+    "DocsSettings",
     "EvaluatorSettings",
     "IndexSettings",
     "LLMSettings",
@@ -55,6 +61,7 @@ __all__ = [
     "SandboxSettings",
     "Settings",
     "default_cache_dir",
+    "default_data_dir",
     "get_settings",
 ]
 
@@ -100,6 +107,15 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     #: The ``memory`` section: pattern/failure memory thresholds, backend and index.
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    #: The ``context`` section: loop prevention and completion thresholds of task contexts.
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    #: The ``docs`` section: chunking, retrieval modes, fusion of the document knowledge base.
+    docs: DocsSettings = Field(default_factory=DocsSettings)
+    #: Collection a :class:`~costeer_lab.docs.DocumentKB` opens when none is named.
+    collection: str = "costeer_lab_knowledge"
+    #: Database file or store URL of a :class:`~costeer_lab.docs.DocumentKB` (empty: the
+    #: file ``default_data_dir() / "knowledge.db"``).
+    db_path: str = ""
 
 
 @lru_cache(maxsize=1)

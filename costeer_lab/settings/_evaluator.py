@@ -25,6 +25,8 @@ class EvaluatorSettings(BaseModel):
     equal_value_threshold``, or when ``index_overlap >= index_overlap_threshold``, the finite
     coverage of the ground truth is ``>= index_overlap_threshold`` and both mean IC and mean rank
     IC are ``> ic_threshold`` — unless the output equals the ground truth shifted by one day.
+    (That is the ``equal_or_correlated`` acceptance rule; the default rule is
+    ``factor_acceptance``, and every rule also requires the truth's NaN pattern.)
     """
 
     #: Absolute tolerance of the equal-value check ``|candidate - truth| <= atol + rtol*|truth|``.
@@ -39,6 +41,23 @@ class EvaluatorSettings(BaseModel):
     ic_threshold: float = Field(default=0.99, ge=-1, le=1)
     #: Minimum number of instruments with finite pairs for a date to count in the mean IC.
     min_ic_instruments: int = Field(default=3, ge=2)
+    #: Default acceptance rule of factor tasks (a task's ``extra["acceptance"]`` wins):
+    #: ``"equal"`` — only the equal-value ratio; ``"equal_or_scaled"`` (default) — equal values,
+    #: or a per-date affine transform of the truth (mean IC >= ``scaled_ic_threshold``: a
+    #: rescaled or demeaned factor; a wrong window is not one, however long the panel);
+    #: ``"equal_or_correlated"`` — equal values, or mean IC and rank IC > ``ic_threshold``.
+    factor_acceptance: Literal["equal", "equal_or_scaled", "equal_or_correlated"] = (
+        "equal_or_scaled"
+    )
+    #: Mean per-date IC from which the ``equal_or_scaled`` rule takes the candidate for an affine
+    #: transform of the truth.
+    scaled_ic_threshold: float = Field(default=0.999999, ge=-1, le=1)
+    #: Share of the truth's missing (NaN) rows where the candidate must be missing too (a
+    #: candidate that fills suspended days with 0 fails; missing rows count as NaN).
+    nan_match_threshold: float = Field(default=0.99, ge=0, le=1)
+    #: How +-inf in the truth and in the candidate's output are treated: ``"as_nan"`` (default)
+    #: — as missing values; ``"exact"`` — as values (an infinity equals one of the same sign).
+    factor_infinite: Literal["as_nan", "exact"] = "as_nan"
     #: Wall-time limit of one candidate run (seconds).
     factor_timeout_s: float = Field(default=60.0, gt=0)
     #: Memory limit of one candidate run (MiB).
@@ -47,7 +66,7 @@ class EvaluatorSettings(BaseModel):
     pyfunc_timeout_s: float = Field(default=10.0, gt=0)
     #: Libraries a factor candidate may import besides the standard library (with what they
     #: require); every other installed package is invisible to it (see the sandbox).
-    factor_packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow")
+    factor_packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow", "tables")
     #: Libraries a HumanEval-style candidate may import (their contract: the standard library).
     pyfunc_packages: tuple[str, ...] = ()
     #: Characters of stdout/stderr kept in the ``execution`` section.

@@ -12,7 +12,8 @@ the extra.
   one at a time and never deadlock; readers never wait (see ``_postgres_base.py``). Upserts are
   ``INSERT … ON CONFLICT``. One ``PostgresStore`` object (one connection) per thread.
 * **Vectors.** A pgvector ``vector`` column with a partial HNSW cosine index per collection and
-  dimension; :meth:`search_vectors` ranks in SQL (see ``_postgres_data.py``).
+  dimension (built once the collection holds ``index_min_rows`` vectors); :meth:`search_vectors`
+  ranks in SQL (see ``_postgres_data.py``).
 * **Schema.** Versioned and migrated in place like the SQLite file (``_postgres_schema.py``).
   ``?schema=NAME`` keeps the store's tables in their own PostgreSQL schema (created if missing),
   so one database can hold several stores.
@@ -20,7 +21,8 @@ the extra.
 URL options (the rest of the query string goes to libpq, e.g. ``sslmode``, ``connect_timeout``):
 ``schema`` (default ``public``), ``vector_index`` (``hnsw`` or ``none``: exact scans),
 ``ef_search`` (HNSW candidates per search, default 100; raised to ``k``), ``hnsw_m`` and
-``hnsw_ef_construction`` (index build parameters, 16 and 64).
+``hnsw_ef_construction`` (index build parameters, 16 and 64), ``index_min_rows`` (a collection
+gets its index when it reaches this many vectors, default 1,000; exact scans below).
 """
 
 from __future__ import annotations
@@ -44,7 +46,14 @@ _NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
 _EDGE_COLS = "src, dst, kind, attrs, created_at"
 _RESERVED_META = frozenset({"schema_version"})
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_OPTIONS = ("schema", "vector_index", "ef_search", "hnsw_m", "hnsw_ef_construction")
+_OPTIONS = (
+    "schema",
+    "vector_index",
+    "ef_search",
+    "hnsw_m",
+    "hnsw_ef_construction",
+    "index_min_rows",
+)
 
 
 class PostgresStore(PostgresDataMixin):
@@ -53,7 +62,8 @@ class PostgresStore(PostgresDataMixin):
     Args:
         url: ``postgresql://…`` or ``postgres://…`` (``postgresql+psycopg://`` is accepted);
             query options as in the module docstring.
-        schema / vector_index / ef_search / hnsw_m / hnsw_ef_construction: override the URL's.
+        schema / vector_index / ef_search / hnsw_m / hnsw_ef_construction / index_min_rows:
+            override the URL's options.
         connect_timeout_s: how long to wait for the server.
 
     Raises:
@@ -78,6 +88,7 @@ class PostgresStore(PostgresDataMixin):
         ef_search: int | None = None,
         hnsw_m: int | None = None,
         hnsw_ef_construction: int | None = None,
+        index_min_rows: int | None = None,
         connect_timeout_s: float = 30.0,
     ) -> None:
         try:
@@ -94,6 +105,7 @@ class PostgresStore(PostgresDataMixin):
             "ef_search": ef_search,
             "hnsw_m": hnsw_m,
             "hnsw_ef_construction": hnsw_ef_construction,
+            "index_min_rows": index_min_rows,
         }
         opts.update({k: v for k, v in given.items() if v is not None})
         self.schema = _check_schema(str(opts.get("schema", "public")), url)
@@ -108,11 +120,15 @@ class PostgresStore(PostgresDataMixin):
         self.hnsw_ef_construction = _positive(
             opts.get("hnsw_ef_construction", 64), "hnsw_ef_construction", url, 4, 1000
         )
+        self.index_min_rows = _positive(
+            opts.get("index_min_rows", 1000), "index_min_rows", url, 1, 10**9
+        )
         self.url = url
         self._where = repr(redact_url(url))
         self._depth = 0
         self._lock_depth = None
         self._indexed = set()
+        self._ef_session = None
         self._write_key = advisory_key("costeer_lab", self.schema, "write")
         self._conn = None
         try:
@@ -123,7 +139,11 @@ class PostgresStore(PostgresDataMixin):
             raise StoreError(f"cannot open store {self._where}: {exc}".strip()) from exc
         try:
             conn.execute("SET synchronous_commit = on")
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+            if not exists:  # (creating needs a privilege that using an existing one does not)
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             conn.execute(f'SET search_path TO "{self.schema}", public')
             self._schema_version = migrate_postgres(conn, self.schema, self._where)
             from costeer_lab.store._postgres_vector import register_vector_adapters

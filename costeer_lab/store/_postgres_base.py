@@ -100,8 +100,8 @@ class PostgresBase(BaseStore):
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         """One atomic write holding the store lock: its own transaction, or a savepoint."""
-        with self._scope():
-            self._lock_writes()
+        with self._scope(lock=True):
+            self._lock_writes()  # no-op when the scope just took it with BEGIN
             with self._guard():
                 yield self._connection()
 
@@ -118,12 +118,24 @@ class PostgresBase(BaseStore):
         return self._scope()
 
     @contextmanager
-    def _scope(self) -> Iterator[None]:
+    def _scope(self, *, lock: bool = False) -> Iterator[None]:
         conn = self._connection()
         savepoint = f"sp{self._depth}" if self._depth else None
-        with self._guard():
-            conn.execute(f"SAVEPOINT {savepoint}" if savepoint else "BEGIN")
+        try:
+            with self._guard():
+                if savepoint:
+                    conn.execute(f"SAVEPOINT {savepoint}")
+                elif lock:  # one round trip: BEGIN and the write lock together
+                    conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_key)})")
+                else:
+                    conn.execute("BEGIN")
+        except BaseException:
+            if savepoint is None and not conn.closed:  # BEGIN ran but the lock did not
+                self._undo(conn, None)
+            raise
         self._depth += 1
+        if lock and not savepoint:
+            self._lock_depth = self._depth
         try:
             yield
         except BaseException:

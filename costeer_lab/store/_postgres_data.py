@@ -1,8 +1,10 @@
 """Embedding cache, vector collections (pgvector) and JSON records of ``PostgresStore``.
 
-Vectors sit in one ``vector`` column of any dimension. The first write of a collection with a
-dimension ``d`` creates a partial HNSW index (cosine) on ``embedding::vector(d)`` restricted to
-that collection and dimension, which is what :meth:`PostgresDataMixin.search_vectors` uses:
+Vectors sit in one ``vector`` column of any dimension. The write that brings a collection of
+dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
+on ``embedding::vector(d)`` restricted to that collection and dimension; smaller collections are
+scanned exactly (as fast at that size, and inserts stay cheap: each insert into an HNSW index
+costs about a millisecond of server CPU). :meth:`PostgresDataMixin.search_vectors` ranks with
 ``ORDER BY embedding::vector(d) <=> query LIMIT k`` with ``min_score`` applied in the ``WHERE``
 clause. ``hnsw.ef_search`` is raised to at least ``k`` for each search, so a threshold still
 leaves ``k`` results whenever ``k`` qualify among the nearest ``ef_search``. A search restricted
@@ -51,9 +53,11 @@ class PostgresDataMixin(PostgresBase):
 
     vector_index: str
     ef_search: int
+    index_min_rows: int
     hnsw_m: int
     hnsw_ef_construction: int
     _indexed: set[tuple[str, int]]
+    _ef_session: int | None
 
     # -- embedding cache -------------------------------------------------------------------
     def get_cached_embeddings(
@@ -120,7 +124,6 @@ class PostgresDataMixin(PostgresBase):
                     f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
                     "Use another collection or delete the old vectors first."
                 )
-            self._ensure_index(collection, dim)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding) "
@@ -129,6 +132,7 @@ class PostgresDataMixin(PostgresBase):
                     "embedding = excluded.embedding",
                     rows,
                 )
+            self._ensure_index(collection, dim)
             self._bump(collection)
 
     def _bump(self, collection: str) -> None:
@@ -139,10 +143,18 @@ class PostgresDataMixin(PostgresBase):
         )
 
     def _ensure_index(self, collection: str, dim: int) -> None:
-        """Create the partial HNSW cosine index of ``(collection, dim)`` unless it exists."""
+        """Create the partial HNSW cosine index of ``(collection, dim)`` once the collection
+        holds ``index_min_rows`` vectors (a bulk build; below that an exact scan is as fast and
+        inserts stay cheap). Called after a write, under the write lock."""
         from psycopg import sql
 
         if self.vector_index != "hnsw" or (collection, dim) in self._indexed:
+            return
+        held = self._rows(
+            "SELECT count(*) FROM (SELECT 1 FROM vectors WHERE collection = %s LIMIT %s) AS t",
+            (collection, self.index_min_rows),
+        )
+        if int(held[0][0]) < self.index_min_rows:
             return
         name = f"vectors_hnsw_{advisory_key(collection) & 0xFFFFFFFFFFFF:012x}_{dim}"
         self._connection().execute(
@@ -230,15 +242,9 @@ class PostgresDataMixin(PostgresBase):
         if k < 0:
             raise InvalidInputError(f"search_vectors: k must be >= 0, got {k}")
         candidates = None if ids is None else id_list(ids, "candidate ids")
-        info = self.collection_info(collection)
-        if info is None or k == 0 or candidates == []:
+        dim = int(vector.shape[0])
+        if k == 0:
             return []
-        dim = info[1]
-        if vector.shape[0] != dim:
-            raise InvalidInputError(
-                f"search_vectors: query has dimension {vector.shape[0]}, collection "
-                f"{collection!r} holds dimension {dim}"
-            )
         if not np.isfinite(vector).all() or not np.any(vector):
             # pgvector's cosine distance is NaN here; the exact scan defines these scores.
             return super().search_vectors(collection, vector, k, min_score=min_score, ids=ids)
@@ -246,6 +252,7 @@ class PostgresDataMixin(PostgresBase):
         distance = sql.SQL("(embedding::vector({}) <=> %b::vector({}))").format(
             sql.Literal(dim), sql.Literal(dim)
         )
+        # literals, not parameters: the planner matches them to the partial index's predicate
         where: list[sql.Composable] = [
             sql.SQL("collection = {} AND dim = {}").format(
                 sql.Literal(collection), sql.Literal(dim)
@@ -264,13 +271,34 @@ class PostgresDataMixin(PostgresBase):
         statement = sql.SQL(
             "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"
         ).format(distance, sql.SQL(" AND ").join(where), order)
-        with self._scope():  # SET LOCAL lasts until this (sub)transaction ends
-            if not exact:
-                self._exec(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, k)}")
-            rows = self._rows(statement, params)
+        if not exact:
+            self._set_ef_search(max(self.ef_search, k))
+        rows = self._rows(statement, params)
+        if not rows:  # empty, all filtered out, or another dimension: only the last is an error
+            info = self.collection_info(collection)
+            if info is not None and info[1] != dim:
+                raise InvalidInputError(
+                    f"search_vectors: query has dimension {dim}, collection "
+                    f"{collection!r} holds dimension {info[1]}"
+                )
+            return []
         hits = [(str(r[0]), 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits
+
+    def _set_ef_search(self, value: int) -> None:
+        """``hnsw.ef_search`` for the coming search, sent only when it changes.
+
+        Outside a transaction the session value is set (and remembered); inside one,
+        ``SET LOCAL`` changes it until that transaction ends, when the session value returns.
+        """
+        if value == self._ef_session:
+            return
+        if self._depth:
+            self._exec(f"SET LOCAL hnsw.ef_search = {int(value)}")
+        else:
+            self._exec(f"SET hnsw.ef_search = {int(value)}")
+            self._ef_session = value
 
     # -- JSON records ------------------------------------------------------------------------
     def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:

@@ -93,6 +93,7 @@ def make_task(spec: FeatureSpec) -> Task:
             "input_file": "daily_pv.parquet",
             "output_file": "result.parquet",
             "output_column": spec.name,
+            "scope": "time_series",
             "contract": CONTRACT.format(name=spec.name),
         },
     )

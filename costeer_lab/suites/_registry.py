@@ -46,7 +46,8 @@ def list_suites() -> list[str]:
 
 
 def load_suite(name_or_path: str | Path, **options: Any) -> Suite:
-    """Load a registered suite by name (options go to its factory) or a JSON/YAML task file.
+    """Load a registered suite by name (options go to its factory) or a JSON/YAML task file
+    (an RD-Agent factor benchmark JSON file takes options: see ``rdagent_suite``).
 
     Raises:
         UnknownNameError: the name is neither registered nor a task file (lists the known
@@ -63,11 +64,11 @@ def load_suite(name_or_path: str | Path, **options: Any) -> Suite:
         return factory(**options)
     path = Path(key)
     if path.suffix.lower() in _FILE_SUFFIXES or path.is_file():
-        if options:
+        if options and path.suffix.lower() != ".json":  # only benchmark files take options
             raise InvalidInputError(f"task files take no options, got {sorted(options)}")
         from costeer_lab.suites._taskfile import load_task_file
 
-        return load_task_file(path)
+        return load_task_file(path, **options)
     raise UnknownNameError(f"unknown suite {key!r}; " + did_you_mean(key, list_suites()))
 
 

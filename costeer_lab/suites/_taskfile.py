@@ -6,12 +6,16 @@ Format (``kind`` picks the evaluator)::
     kind: factor                  # "factor" (FactorEvaluator) or "python_function"
     inputs:                       # factor only: files the candidate gets (relative to the file)
       daily_pv.parquet: data/daily_pv.parquet   # or the word "alpha158" for the synthetic panel
+                                  # ("rdagent" / "rdagent_tick": RD-Agent's daily_pv.h5 layout)
+    output_file: result.parquet   # factor only: what candidates write (.parquet or .h5)
     splits: {train: [t1], test: [t2]}           # optional
     tasks:
       - id: t1                                  # required, unique
         name: MOM5                              # required
         description: Five-day momentum.         # required
         formulation: Ref($close, 5)/$close      # optional: variables, category, difficulty
+        scope: time_series                      # or cross_sectional / both (factor only)
+        acceptance: equal_or_scaled             # optional acceptance rule; output_file
         ground_truth: "import pandas as pd ..." # factor: main.py text (or ground_truth_file)
       - id: t2
         name: add
@@ -33,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
 
 __all__ = ["TaskFile", "load_task_file", "parse_task_document"]
@@ -50,6 +55,9 @@ class TaskEntry(BaseModel):
     variables: dict[str, str] = Field(default_factory=dict)
     category: str = ""
     difficulty: str = ""
+    scope: Literal["time_series", "cross_sectional", "both"] = "time_series"
+    acceptance: Literal["equal", "equal_or_scaled", "equal_or_correlated"] | None = None
+    output_file: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     ground_truth: str | None = None
     ground_truth_file: str | None = None
@@ -67,6 +75,7 @@ class TaskFile(BaseModel):
     name: str | None = None
     kind: Literal["factor", "python_function"] = "factor"
     inputs: dict[str, str] = Field(default_factory=dict)
+    output_file: str = "result.parquet"
     splits: dict[str, list[str]] = Field(default_factory=dict)
     tasks: list[TaskEntry] = Field(min_length=1)
 
@@ -114,12 +123,27 @@ def parse_task_document(doc: Any, source: str = "<document>") -> TaskFile:
         raise _format_error(exc, source) from None
 
 
-def _task(entry: TaskEntry, kind: str) -> Task:
+def _task(entry: TaskEntry, spec: TaskFile) -> Task:
+    kind = spec.kind
     extra = dict(entry.extra)
     if kind == "python_function":
         extra["entry_point"] = entry.entry_point
         if entry.prompt is not None:
             extra["prompt"] = entry.prompt
+    else:  # a factor task says so, with its files, scope and acceptance rule
+        inp = next(iter(spec.inputs), "daily_pv.parquet")
+        out = entry.output_file or spec.output_file
+        dollar = spec.inputs.get(inp, "") in ("rdagent", "rdagent_tick")
+        extra.setdefault("family", "factor")
+        extra.setdefault("input_file", inp)
+        extra.setdefault("output_file", out)
+        extra.setdefault("output_column", entry.name)
+        extra.setdefault("scope", entry.scope)
+        if dollar:
+            extra.setdefault("field_prefix", "$")
+        extra.setdefault("contract", factor_contract(entry.name, inp, out, entry.scope, dollar))
+        if entry.acceptance is not None:
+            extra.setdefault("acceptance", entry.acceptance)
     return Task(
         id=entry.id,
         name=entry.name,
@@ -155,12 +179,18 @@ def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
             from costeer_lab.suites._panel import ensure_panel
 
             inputs[name] = ensure_panel(get_settings().cache_dir)
+        elif value in ("rdagent", "rdagent_tick"):
+            from costeer_lab.settings import get_settings
+            from costeer_lab.suites._rdagent_data import ensure_daily_pv
+
+            source = "synthetic_tick" if value == "rdagent_tick" else "synthetic"
+            inputs[name] = ensure_daily_pv(get_settings().cache_dir, source)
         else:
             path = (base / value).resolve()
             if not path.is_file():
                 raise InvalidInputError(f"inputs.{name}: file {str(path)!r} does not exist")
             inputs[name] = path
-    tasks = [_task(e, spec.kind) for e in spec.tasks]
+    tasks = [_task(e, spec) for e in spec.tasks]
     gts = {e.id: _ground_truth(e, spec.kind, base) for e in spec.tasks}
 
     def ground_truth(task_id: str) -> Workspace:
@@ -177,6 +207,7 @@ def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
         from costeer_lab.evaluate._factor import FactorEvaluator
 
         kwargs.setdefault("inputs", inputs)
+        kwargs.setdefault("output_file", spec.output_file)
         return FactorEvaluator(**kwargs)
 
     return Suite(
@@ -189,8 +220,13 @@ def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
     )
 
 
-def load_task_file(path: str | Path) -> Suite:
-    """Read a ``.json``/``.yaml``/``.yml`` task file into a :class:`Suite`."""
+def load_task_file(path: str | Path, **options: Any) -> Suite:
+    """Read a ``.json``/``.yaml``/``.yml`` task file into a :class:`Suite`.
+
+    A JSON file in RD-Agent's factor benchmark format (task name → ``description``,
+    ``formulation``, ``gt_code``, …) is read by :func:`~costeer_lab.suites.rdagent_suite`,
+    which takes ``options`` (``data``, ``n_instruments``, …); other task files take none.
+    """
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"task file {str(p)!r} does not exist")
@@ -199,5 +235,11 @@ def load_task_file(path: str | Path) -> Suite:
         doc = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise InvalidInputError(f"task file {str(p)!r} is not valid JSON/YAML: {exc}") from None
+    from costeer_lab.suites._rdagent import is_rdagent_document, rdagent_suite
+
+    if is_rdagent_document(doc):
+        return rdagent_suite(doc, source=repr(str(p)), name=p.stem, **options)
+    if options:
+        raise InvalidInputError(f"task files take no options, got {sorted(options)}")
     spec = parse_task_document(doc, repr(str(p)))
     return suite_from_document(spec, p.parent, p.stem)

@@ -26,6 +26,8 @@ from costeer_lab.viz._knowledge_usage import (
 from costeer_lab.viz._report import REPORT_SECTIONS, build_report, report_experiment
 from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
 from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
+from costeer_lab.viz._task_timeline import TaskTimelineInfo, TimelinePoint, plot_task_timeline
+from costeer_lab.viz._task_timeline import _get_task_timeline_info as get_task_timeline_info
 from costeer_lab.viz._widgets import ALL_ARMS, ResultsDashboard, results_dashboard
 
 __all__ = [
@@ -42,6 +44,8 @@ __all__ = [
     "KnowledgeUsageInfo",
     "ResultsDashboard",
     "SuccessCurveInfo",
+    "TaskTimelineInfo",
+    "TimelinePoint",
     "arm_colors",
     "build_report",
     "draw_knowledge_graph",
@@ -53,11 +57,13 @@ __all__ = [
     "get_knowledge_graph_info",
     "get_knowledge_usage_info",
     "get_success_curve_info",
+    "get_task_timeline_info",
     "plot_attempts",
     "plot_hit_rate",
     "plot_kb_growth",
     "plot_knowledge_usage",
     "plot_success_curve",
+    "plot_task_timeline",
     "png_data_uri",
     "report_experiment",
     "results_dashboard",

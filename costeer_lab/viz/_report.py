@@ -37,6 +37,7 @@ from costeer_lab.experiment import (
     validate_results,
 )
 from costeer_lab.viz._attempts import plot_attempts
+from costeer_lab.viz._benchmark_section import benchmark_section
 from costeer_lab.viz._hit_rate import plot_hit_rate
 from costeer_lab.viz._kb_growth import plot_kb_growth
 from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
@@ -202,6 +203,7 @@ def build_report(
         f"<section><h2>{heading}</h2>{content}</section>\n"
         for heading, content in zip(REPORT_SECTIONS, sections, strict=False)
     )
+    body += benchmark_section(r)
     if extra_tables:
         extra = "".join(
             f"<h3>{html.escape(name)}</h3>{_table(t)}" for name, t in extra_tables.items()

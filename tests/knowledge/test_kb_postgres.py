@@ -67,3 +67,31 @@ def test_two_processes_share_one_postgres_kb(postgres_url: str, tmp_path: Path) 
                 assert index.search_text(t.get_task_information(), 1).ids[0] == kb.td_of(t)
         assert sorted(kb.success[kb.td_of(shared_task())].runs) == ["run0", "run1"]
         assert store.count_records("kg_attempt") == 2 * N + 2
+
+
+def test_v1_kb_on_postgres_sees_another_writers_knowledge(postgres_url: str) -> None:
+    """KB V1 by URL: two KB objects (two connections) write; each sees the other's after a
+    reload, and similarity retrieval finds every success."""
+    from costeer_lab._records import Workspace
+    from costeer_lab.knowledge import KnowledgeBaseV1
+
+    from ._kb_worker import feedback
+
+    kbs = [open_kb(store=postgres_url, version="v1", embedder="hashing") for _ in range(2)]
+    try:
+        assert all(isinstance(kb, KnowledgeBaseV1) and kb.owns_store for kb in kbs)
+        for i in range(6):
+            for w, kb in enumerate(kbs):
+                kb.record(task(w, i), Workspace({"main.py": f"# {w}/{i}"}), feedback(i),
+                          run_id=f"run{w}", attempt=1)  # fmt: skip
+        for w, kb in enumerate(kbs):
+            kb.reload()
+            other = 1 - w
+            assert kb.stats() == {"attempts": 12, "successful_tasks": 6}
+            assert kb.is_solved(task(other, 2).id, run_id=f"run{other}")
+            assert not kb.is_solved(task(other, 3).id, run_id=f"run{other}")
+            text = task(other, 4).get_task_information()
+            assert kb.similar_successful(text, 1)[0][0].task.id == task(other, 4).id
+    finally:
+        for kb in kbs:
+            kb.close()

@@ -81,8 +81,8 @@ def _stored_score(kb: KnowledgeBaseV2, fp: str) -> tuple[str, float]:
 
 def test_similarity_fallback_threshold_is_inclusive(kb: KnowledgeBaseV2) -> None:
     """An unseen fingerprint uses the most similar stored error when cosine >= threshold."""
-    _fix(kb, A, "ZeroDivisionError: float division by zero in rolling window")
-    fb = crash("ZeroDivisionError: float division by zero in expanding window")
+    _fix(kb, A, "FloatingPointError: float overflow in rolling window")
+    fb = crash("FloatingPointError: float overflow in expanding window")
     fp = fb.error_fingerprints[0]
     assert kb.error_fixes.get(kb._error_id(fp)) is None  # a different fingerprint
     _, sc = _stored_score(kb, fp)
@@ -99,10 +99,10 @@ def test_similarity_fallback_skips_errors_without_fixes(kb: KnowledgeBaseV2) -> 
     """The nearest stored error may have no fix (never solved); the next one above the
     threshold that has fixes is used, with its own score."""
     rag = make_rag_strategy("v2", log_queries=False)
-    never = "ZeroDivisionError: float division by zero in expanding window now"
+    never = "FloatingPointError: float overflow in expanding window now"
     rag.generate_knowledge(kb, [(B, code("bad"), crash(never))], run_id="r")  # no success
-    _fix(kb, A, "ZeroDivisionError: float division by zero in rolling window")
-    fb = crash("ZeroDivisionError: float division by zero in expanding window")
+    _fix(kb, A, "FloatingPointError: float overflow in rolling window")
+    fb = crash("FloatingPointError: float overflow in expanding window")
     fp = fb.error_fingerprints[0]
     res = kb.graph.collections[ERROR].index.search(kb.query_vector(fp), 5)
     first, second = (res.ids[0], float(res.scores[0])), (res.ids[1], float(res.scores[1]))
@@ -327,11 +327,11 @@ def test_a_single_task_index_is_searched(kb: KnowledgeBaseV2) -> None:
 def test_error_similarity_search_looks_at_five_neighbours(kb: KnowledgeBaseV2) -> None:
     """Only the 5 errors most similar to the query are considered for the fallback."""
     rag = make_rag_strategy("v2", log_queries=False)
-    base = "ZeroDivisionError: division by zero in the rolling window of"
+    base = "FloatingPointError: overflow in the rolling window of"
     for i, word in enumerate(["alpha", "beta", "gamma", "delta", "omega"]):
         never = factor(f"N{i}", f"Mean($close, {i + 2})")
         rag.generate_knowledge(kb, [(never, code("x"), crash(f"{base} {word}"))], run_id="r")
-    _fix(kb, A, "ZeroDivisionError: float failure")  # the least similar, but the only fixed one
+    _fix(kb, A, "FloatingPointError: float failure")  # the least similar, but the only fixed one
     fp = crash(f"{base} kappa").error_fingerprints[0]
     res = kb.graph.collections[ERROR].index.search(kb.query_vector(fp), 6)
     assert kb.error_fixes.get(res.ids[5]) and not any(kb.error_fixes.get(i) for i in res.ids[:5])

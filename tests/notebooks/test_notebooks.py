@@ -22,8 +22,11 @@ NOTEBOOKS = (
     "02_knowledge_graph.ipynb",
     "03_metrics_and_dashboard.ipynb",
     "05_pattern_memory.ipynb",
+    "07_task_context.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: Notebooks saved with their outputs (static tables and images), also executed by the tests.
+NOTEBOOKS_WITH_OUTPUTS = ("06_document_kb.ipynb",)
 
 
 def outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
@@ -224,3 +227,78 @@ def test_05_pattern_memory_dashboard(
     assert "A1b2C3d4" not in refused[0]
     assert "syntax typo stored? None - syntax typo" in text
     assert "threshold 0.9: []" in text
+
+
+def test_07_task_context_shows_a_run_as_evidence(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    out = tmp_path / "context-run"
+    nb = run_notebook(
+        "07_task_context.ipynb",
+        cwd=tmp_path,
+        env={"COSTEER_LAB_NB_CONTEXT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+    )
+    assert_no_errors(nb)
+    text = stdout_text(nb)
+    assert "task coding-demo (coding_task): completed: True, 3 actions" in text
+    assert "completion evidence: ev-0002, ev-0005, ev-0003" in text
+    assert "completed: False; stopped by repeated_action" in text
+    assert "taken 3 times; the limit is 3" in text
+    assert mime_count(nb, "image/png") == 1  # the timeline
+    tables = [o["data"]["text/plain"] for o in outputs(nb) if "text/plain" in o.get("data", {})]
+    assert any("code_implementation" in t and "execution" in t for t in tables)
+    assert any("moving_average(prices, window=5)" in t for t in tables)
+    # what the notebook shows is what the store holds
+    from costeer_lab.context import RichMemoryManager
+
+    with SQLiteStore(out / "context.db") as store:
+        memory = RichMemoryManager(store)
+        assert memory.list_tasks() == ["coding-demo", "stuck-demo"]
+        coding = memory.get_task("coding-demo")
+        assert coding.complete and [f.path for f in coding.files] == [
+            "moving_average.py",
+            "README.md",
+        ]
+        assert memory.get_task("stuck-demo").metadata["stop_rule"] == "repeated_action"
+    assert (out / "work-coding" / "moving_average.py").is_file()
+    assert list(tmp_path.iterdir()) == [out]  # nothing written into the kernel's directory
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS_WITH_OUTPUTS)
+def test_notebook_is_saved_with_outputs(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.execution_count is not None for c in code)
+    assert_no_errors(nb)
+    assert mime_count(nb, "image/png") >= 1
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1 and code.index(tagged[0]) == 0
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+def test_06_document_kb(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    out = tmp_path / "docs"
+    nb = run_notebook(
+        "06_document_kb.ipynb",
+        cwd=tmp_path,
+        env={"COSTEER_LAB_NB_DOCS_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+    )
+    assert_no_errors(nb)
+    text = stdout_text(nb)
+    assert re.search(r"hashing: \d+ chunks written, 0 unchanged", text)
+    assert re.search(r"re-ingestion: 9 unchanged, 0 chunks written", text)
+    assert "input unchanged: True" in text
+    assert "## Relevant documentation\n[1] README.md — " in text
+    assert (out / "docs-hashing.db").is_file() and (out / "corpus" / "tqdm").is_dir()
+    assert mime_count(nb, "image/png") == 1  # the recall / MRR plot
+    quality = [
+        o["data"]["text/plain"]
+        for o in outputs(nb)
+        if "text/plain" in o.get("data", {}) and "recall@5" in o["data"]["text/plain"]
+    ]
+    assert len(quality) == 1
+    assert all(mode in quality[0] for mode in ("vector", "keyword", "hybrid"))
+    assert list(tmp_path.iterdir()) == [out]  # nothing written into the working directory

@@ -29,9 +29,12 @@ from costeer_lab.testing import StoreTestSuite
 
 
 class TestPostgres(StoreTestSuite):
+    """The suite with an HNSW index from the first vector on (``index_min_rows=1``), so the
+    suite's searches go through the approximate index; exact scans are tested below."""
+
     @pytest.fixture
     def store(self, postgres_url: str) -> Iterator[PostgresStore]:
-        with PostgresStore(postgres_url) as store:
+        with PostgresStore(postgres_url + "&index_min_rows=1") as store:
             yield store
 
 
@@ -46,9 +49,7 @@ def test_without_an_index_search_is_an_exact_sql_scan(postgres_url: str) -> None
             want = _exact(store, "c", q, 7, min_score=0.2)
             assert [i for i, _ in got] == [i for i, _ in want]
             assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-5)
-        with psycopg.connect(postgres_url) as conn:
-            hnsw = conn.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")
-            assert hnsw.fetchone() == (0,)
+        assert _hnsw_count(postgres_url) == 0
 
 
 def test_get_store_opens_both_schemes_and_data_survives_reopening(postgres_url: str) -> None:
@@ -73,13 +74,26 @@ def test_get_store_opens_both_schemes_and_data_survives_reopening(postgres_url: 
         assert store.schema_version == PG_SCHEMA_VERSION
 
 
+def _hnsw_count(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
 def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
     rng = np.random.default_rng(0)
-    with PostgresStore(postgres_url) as store:
+    with PostgresStore(postgres_url, index_min_rows=40) as store:
         store.put_vectors(
-            "a", "e@1:8", [f"a{i}" for i in range(50)], rng.random((50, 8), dtype=np.float32)
+            "a", "e@1:8", [f"a{i}" for i in range(30)], rng.random((30, 8), dtype=np.float32)
         )
-        store.put_vectors("b", "e@1:3", ["b0"], np.ones((1, 3), dtype=np.float32))
+        assert _hnsw_count(postgres_url) == 0  # small: scanned exactly, cheap inserts
+        store.put_vectors(
+            "a", "e@1:8", [f"b{i}" for i in range(20)], rng.random((20, 8), dtype=np.float32)
+        )
+        assert _hnsw_count(postgres_url) == 1  # the write crossing the threshold built it
+        store.put_vectors(
+            "b", "e@1:3", [f"b{i}" for i in range(40)], np.ones((40, 3), dtype=np.float32)
+        )
         with psycopg.connect(postgres_url) as conn:
             indexes = [
                 r[0]
@@ -92,6 +106,7 @@ def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
             assert any("vector(8)" in d and "'a'" in d for d in indexes)
             assert all("vector_cosine_ops" in d for d in indexes)
             conn.execute("SET enable_seqscan = off")  # the planner can use it for ranking
+            conn.execute("SET enable_sort = off")
             plan = "\n".join(
                 r[0]
                 for r in conn.execute(
@@ -189,11 +204,37 @@ with PostgresStore(sys.argv[1]) as s:
 
 
 def test_embedder_race_is_decided_under_the_lock(postgres_url: str) -> None:
-    with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
+    """Two processes fill an empty collection with different embedders at once: the second
+    waits for the first to commit, then sees its vectors and is refused (never a mix)."""
+    with PostgresStore(postgres_url) as one:
         with one.transaction():
             one.put_vectors("c", "first@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
-        with pytest.raises(EmbedderMismatchError, match="first@1:2"):
-            two.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+            child = subprocess.Popen(
+                [sys.executable, "-c", _WRITE_OTHER_EMBEDDER, postgres_url],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "open"
+            with pytest.raises(subprocess.TimeoutExpired):  # it waits for this transaction
+                child.wait(timeout=1.5)
+        out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        assert out.strip() == EmbedderMismatchError.__name__
+        assert one.load_vectors("c")[0] == ["a"] and one.collection_info("c") == ("first@1:2", 2)
+
+
+_WRITE_OTHER_EMBEDDER = """
+import sys, numpy as np
+from costeer_lab.store import PostgresStore
+with PostgresStore(sys.argv[1]) as s:
+    print("open", flush=True)
+    try:
+        s.put_vectors("c", "second@1:2", ["b"], np.ones((1, 2), dtype=np.float32))
+        print("stored")
+    except Exception as exc:
+        print(type(exc).__name__)
+"""
 
 
 def test_schema_option_keeps_stores_apart(postgres_url: str) -> None:

@@ -1,0 +1,179 @@
+"""An LLM planner: a chat model chooses each step, through the ``openai`` package.
+
+The model sees the task, its type, the tools, the actions so far (tool, inputs in short,
+success, result head), the files and what the completion rule still misses, and replies with one
+JSON object ``{"tool": …, "inputs": {…}, "reasoning": …}`` (``"tool": "finish"`` to stop).
+Replies are untrusted: the tool and inputs are checked by the tool box, never executed here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import TYPE_CHECKING, Any
+
+from costeer_lab._retry import call_with_retries, openai_retryable
+from costeer_lab.context._completion import Validator
+from costeer_lab.context._planner import PlannedStep
+from costeer_lab.context._task import TaskContext
+from costeer_lab.context._tools import TOOLS
+from costeer_lab.errors import ConfigurationError, LLMError
+from costeer_lab.settings import LLMSettings, get_settings
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["LLMPlanner"]
+
+SYSTEM_PROMPT = (
+    "You are the planner of a coding and research agent. Each turn you choose ONE tool call. "
+    "Reply with a single JSON object and nothing else: "
+    '{"tool": "<name>", "inputs": {...}, "reasoning": "<one sentence>"}. '
+    'Use {"tool": "finish", "reasoning": "..."} when nothing more can be done.'
+)
+_JSON = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def _short(value: Any, n: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def describe_context(ctx: TaskContext, validator: Validator | None = None) -> str:
+    """The user message of a planning turn: task, tools, history, files, what is missing."""
+    report = (validator or Validator()).validate(ctx)
+    lines = [f"Task ({ctx.task_type}): {ctx.task}", "", "Tools:"]
+    lines += [f"- {name}: {args}" for name, args in TOOLS.items()]
+    lines += ["", f"Actions so far ({len(ctx.actions)}):"]
+    for a in ctx.actions:
+        status = "ok" if a.success else "FAILED"
+        inputs = {k: _short(v, 60) for k, v in a.inputs.items()}
+        lines.append(
+            f"- {a.id} {a.type} {json.dumps(inputs)} -> {status}: {_short(a.outputs.result)}"
+        )
+    lines += ["", "Files:"] + [f"- {f.path} ({f.file_type}, {f.size} bytes)" for f in ctx.files]
+    lines += ["", f"Completion rule still misses: {', '.join(report.missing) or 'nothing'}"]
+    return "\n".join(lines)
+
+
+def parse_step(reply: str) -> PlannedStep | None:
+    """The step in a model reply (``None`` for ``finish``).
+
+    Raises:
+        LLMError: the reply holds no JSON object with a string ``tool`` and object ``inputs``.
+
+    Example:
+        >>> parse_step('```json\\n{"tool": "read_file", "inputs": {"path": "a.py"}}\\n```')
+        PlannedStep(tool='read_file', inputs={'path': 'a.py'}, reasoning='')
+    """
+    match = _JSON.search(reply)
+    try:
+        data = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
+        raise LLMError(
+            f"the planner model's reply is not a JSON object with a 'tool' name: {_short(reply)!r}"
+        )
+    if data["tool"] == "finish":
+        return None
+    inputs = data.get("inputs", {})
+    if not isinstance(inputs, dict):
+        raise LLMError(f"the planner model's 'inputs' must be an object; got {_short(inputs)!r}")
+    return PlannedStep(data["tool"], inputs, str(data.get("reasoning", "")))
+
+
+class LLMPlanner:
+    """A :class:`~costeer_lab.context.Planner` backed by an OpenAI-compatible chat model.
+
+    Endpoint, model, retries and temperature come from ``settings`` (default: the ``llm``
+    section), with ``model`` / ``base_url`` / ``api_key`` overriding them.
+
+    Example:
+        >>> from costeer_lab.testing import FakeOpenAIServer
+        >>> reply = '{"tool": "answer", "inputs": {"text": "42"}, "reasoning": "known"}'
+        >>> with FakeOpenAIServer(chat_handler=lambda body: reply) as server:
+        ...     planner = LLMPlanner(base_url=server.base_url, api_key=server.api_key)
+        ...     step = planner.plan(TaskContext("t", "simple_question", "6 * 7?"))
+        >>> step.tool, step.inputs
+        ('answer', {'text': '42'})
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        settings: LLMSettings | None = None,
+        validator: Validator | None = None,
+    ) -> None:
+        base = settings or get_settings().llm
+        #: Tells the model what the completion rule still misses (use the manager's).
+        self.validator = validator
+        changes = {k: v for k, v in (("model", model), ("base_url", base_url),
+                                     ("api_key", api_key)) if v is not None}  # fmt: skip
+        self.settings = base.model_copy(update=changes)
+        self._client: openai.OpenAI | None = None
+        self._rng = random.Random(self.settings.seed)
+        #: Every (messages, reply) exchanged, in order.
+        self.transcript: list[tuple[list[dict[str, str]], str]] = []
+
+    def _get_client(self) -> openai.OpenAI:
+        if self._client is None:
+            import openai
+
+            ep = self.settings.resolve_endpoint(get_settings().openai)
+            if not ep.api_key:
+                raise ConfigurationError(
+                    f"LLMPlanner(model={self.settings.model!r}) has no API key: pass api_key=..., "
+                    "set COSTEER_LAB_OPENAI__API_KEY or OPENAI_API_KEY"
+                )
+            self._client = openai.OpenAI(
+                api_key=ep.api_key, base_url=ep.base_url, timeout=ep.timeout_s, max_retries=0
+            )
+        return self._client
+
+    def plan(self, ctx: TaskContext) -> PlannedStep | None:
+        """Ask the model for the next step of ``ctx``.
+
+        Raises:
+            LLMError: the endpoint fails for good, or the reply is not a valid step.
+            ConfigurationError: no API key is configured.
+        """
+        import openai
+
+        client = self._get_client()
+        ep = self.settings.resolve_endpoint(get_settings().openai)
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": describe_context(ctx, self.validator)},
+        ]
+        params: dict[str, Any] = {
+            "temperature": self.settings.temperature,
+            self.settings.max_tokens_param: self.settings.max_tokens,
+        }
+        if self.settings.send_seed:
+            params["seed"] = self.settings.seed
+        try:
+            reply = call_with_retries(
+                lambda: client.chat.completions.create(
+                    model=self.settings.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    **params,
+                ),
+                max_retries=ep.max_retries,
+                backoff_initial_s=ep.backoff_initial_s,
+                backoff_max_s=ep.backoff_max_s,
+                jitter=self._rng.random,
+                retryable=openai_retryable,
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise LLMError(
+                f"planner request to {ep.base_url or 'api.openai.com'} for model "
+                f"{self.settings.model!r} failed: {exc}"
+            ) from exc
+        content = (reply.choices[0].message.content if reply.choices else None) or ""
+        self.transcript.append((messages, content))
+        return parse_step(content)

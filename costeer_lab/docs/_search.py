@@ -1,0 +1,174 @@
+"""Ranking over a collection: the derived in-memory view (metadata columns, BM25 indexes) and
+the vector, keyword and hybrid rankings with pre-filtering and MMR.
+
+Scores in ``[0, 1]``: vector mode gives the cosine similarity clipped at 0; keyword mode the
+BM25 score divided by the best score of the query (the top hit gets 1); hybrid mode the RRF
+score divided by its maximum (1 = first in every ranking). Chunks that pass the filter but
+score nothing in keyword mode fill the list with score 0, so ``n`` results come back whenever
+``n`` chunks match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from costeer_lab.docs._filter import Columns, evaluate_where
+from costeer_lab.docs._fusion import mmr_select, reciprocal_rank_fusion
+from costeer_lab.docs._keyword import KeywordIndex
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.index import VectorCollection
+
+__all__ = ["MODES", "Mode", "Ranked", "SearchView", "rank"]
+
+Mode = Literal["vector", "keyword", "hybrid"]
+MODES: tuple[Mode, ...] = ("vector", "keyword", "hybrid")
+Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One ranked chunk: its row in the view and its score in ``[0, 1]``."""
+
+    row: int
+    score: float
+
+
+class SearchView:
+    """Chunks of a collection held in memory for ranking (rebuilt when the store changes).
+
+    Args:
+        ids / contents / metadata: the chunks, in store order.
+        version: the collection's change counter these were read at.
+    """
+
+    def __init__(
+        self,
+        ids: list[str],
+        contents: list[str],
+        metadata: list[dict[str, Any]],
+        version: int,
+    ) -> None:
+        self.ids = ids
+        self.contents = contents
+        self.metadata = metadata
+        self.version = version
+        self.columns = Columns(metadata)
+        self.row_of = {cid: i for i, cid in enumerate(ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @cached_property
+    def keyword(self) -> KeywordIndex:
+        """BM25 over the chunk texts, each preceded by its section path (the titles of the
+        enclosing sections, which the chunk's own heading line lacks); built on first use."""
+        return KeywordIndex(
+            [
+                f"{m.get('section_path') or ''}\n{c}"
+                for m, c in zip(self.metadata, self.contents, strict=True)
+            ]
+        )
+
+    @cached_property
+    def titles(self) -> KeywordIndex:
+        """BM25 over the chunks' section paths (topic search)."""
+        return KeywordIndex([str(m.get("section_path") or "") for m in self.metadata])
+
+    def mask(self, where: dict[str, Any] | None) -> Mask | None:
+        """Rows passing ``where`` (``None``: no filter)."""
+        return None if where is None else evaluate_where(where, self.columns)
+
+
+def _vector_ranking(
+    view: SearchView, vectors: VectorCollection, query: str, k: int, mask: Mask | None
+) -> list[Ranked]:
+    if mask is None:
+        result = vectors.search_vector(_embed_query(vectors, query), k)
+    else:
+        allowed = {view.ids[i] for i in np.flatnonzero(mask).tolist()}
+        result = vectors.search_vector(_embed_query(vectors, query), k, filter=allowed)
+    return [
+        Ranked(view.row_of[cid], min(1.0, max(0.0, score)))
+        for cid, score in zip(result.ids, result.scores, strict=True)
+        if cid in view.row_of
+    ]
+
+
+def _embed_query(vectors: VectorCollection, query: str) -> npt.NDArray[np.float32]:
+    """The query vector, computed by the inner embedder (queries are not written to the
+    store's embedding cache: one-off texts would make every query a write)."""
+    vector: npt.NDArray[np.float32] = vectors.embedder.inner.embed([query])[0]
+    return vector
+
+
+def _keyword_ranking(
+    index: KeywordIndex, query: str, k: int, mask: Mask | None, fill: bool
+) -> list[Ranked]:
+    rows, scores = index.top_k(query, k, mask)
+    top = float(scores[0]) if len(scores) else 0.0
+    out = [Ranked(int(r), float(s) / top) for r, s in zip(rows, scores, strict=True)]
+    if fill and len(out) < k:
+        taken = set(rows.tolist())
+        pool = range(index.n) if mask is None else np.flatnonzero(mask).tolist()
+        for r in pool:
+            if len(out) >= k:
+                break
+            if r not in taken:
+                out.append(Ranked(int(r), 0.0))
+    return out
+
+
+def _fuse(rankings: Sequence[list[Ranked]], rrf_k: int) -> list[Ranked]:
+    fused = reciprocal_rank_fusion(
+        [[str(r.row) for r in ranking] for ranking in rankings], k=rrf_k
+    )
+    return [Ranked(int(row), score) for row, score in fused]
+
+
+def rank(
+    view: SearchView,
+    vectors: VectorCollection,
+    query: str,
+    n: int,
+    *,
+    mode: Mode,
+    mask: Mask | None,
+    rrf_k: int,
+    candidates: int,
+    mmr_lambda: float | None = None,
+    topic: bool = False,
+) -> list[Ranked]:
+    """The ``n`` best chunks for ``query`` among the rows of ``mask``.
+
+    Args:
+        mode: ``vector``, ``keyword`` or ``hybrid`` (RRF of both).
+        candidates: size of each ranking fused (and of the MMR pool), at least ``n``.
+        mmr_lambda: when set, pick the ``n`` results from the candidates by MMR.
+        topic: also rank by section titles (fused in, whatever the mode).
+
+    Raises:
+        InvalidInputError: an unknown mode.
+    """
+    if mode not in MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    pool = max(n, candidates) if (mode == "hybrid" or mmr_lambda is not None or topic) else n
+    rankings: list[list[Ranked]] = []
+    if topic:
+        rankings.append(_keyword_ranking(view.titles, query, pool, mask, fill=False))
+    if mode in ("keyword", "hybrid"):
+        rankings.append(_keyword_ranking(view.keyword, query, pool, mask, fill=mode == "keyword"))
+    if mode in ("vector", "hybrid"):
+        rankings.append(_vector_ranking(view, vectors, query, pool, mask))
+    ranked = rankings[0] if len(rankings) == 1 else _fuse(rankings, rrf_k)
+    if mmr_lambda is None or len(ranked) <= 1:
+        return ranked[:n]
+    texts = [view.contents[r.row] for r in ranked]
+    vecs = vectors.embedder.embed(texts)  # stored chunk texts: cache hits
+    picked = mmr_select([r.score for r in ranked], vecs, n, lambda_mult=mmr_lambda)
+    return [ranked[i] for i in picked]

@@ -1,0 +1,163 @@
+"""What kind of mistake a rejected factor makes, and a few rows that show it (pure, no I/O).
+
+:func:`classify_mismatch` names one class per rejected factor; the evaluator turns the class
+(only the class, not numbers) into the attempt's error fingerprint, so the error query can tell
+a sign error from a window error:
+
+==============  =====================================================================
+class           meaning
+==============  =====================================================================
+``nan_pattern`` values equal where both have one, but missing values differ (fillna?)
+``sign``        the candidate equals minus the truth
+``scale``       an affine transform of the truth (``a * truth + b``, a != 1)
+``offset``      the truth plus a constant
+``lag``         the truth of an earlier day (a shift too many)
+``lead``        the truth of a later day (look-ahead)
+``window``      tracks the truth closely (IC > 0.8) without being a transform of it
+``missing``     the candidate is missing where the truth has values
+``values``      different values (another formula, field or grouping)
+==============  =====================================================================
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from costeer_lab.settings import EvaluatorSettings
+
+__all__ = ["MISMATCH_CLASSES", "classify_mismatch", "equal_mask", "mismatch_rows"]
+
+MISMATCH_CLASSES = (
+    "nan_pattern",
+    "sign",
+    "scale",
+    "offset",
+    "lag",
+    "lead",
+    "window",
+    "missing",
+    "values",
+)
+#: Rows shown in the feedback of a mismatch.
+MAX_ROWS = 5
+_SHIFTS = (1, 2, 3, 5, -1, -2, -3, -5)
+
+
+def equal_mask(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> np.ndarray:
+    """Rows where the candidate equals the truth: both NaN, infinities of the same sign, or
+    ``|c - t| <= atol + rtol * |t|``.
+
+    Example:
+        >>> equal_mask(np.array([1.0, np.nan, np.inf]), np.array([1.0, np.nan, np.inf]),
+        ...            EvaluatorSettings()).tolist()
+        [True, True, True]
+    """
+    with np.errstate(invalid="ignore"):
+        close = np.isfinite(t) & (
+            np.abs(c - t) <= s.equal_value_atol + s.equal_value_rtol * np.abs(t)
+        )
+        same_inf = np.isinf(t) & (c == t)
+    out: np.ndarray = (np.isnan(c) & np.isnan(t)) | close | same_inf
+    return out
+
+
+def _share(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> float:
+    """Share of rows where both are finite on which ``c`` equals ``t``."""
+    both = np.isfinite(c) & np.isfinite(t)
+    if not both.any():
+        return 0.0
+    return float(equal_mask(c[both], t[both], s).mean())
+
+
+def _affine(c: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """(slope, intercept, R²) of the pooled least-squares fit ``c ≈ a * t + b``."""
+    both = np.isfinite(c) & np.isfinite(t)
+    x, y = t[both], c[both]
+    if len(x) < 3 or float(np.std(x)) == 0.0:
+        return math.nan, math.nan, 0.0
+    a, b = np.polyfit(x, y, 1)
+    resid = y - (a * x + b)
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(resid**2)) / total if total > 0 else 0.0
+    return float(a), float(b), r2
+
+
+def classify_mismatch(
+    cand: pd.Series, truth: pd.Series, s: EvaluatorSettings, *, nan_ok: bool, ic: float
+) -> tuple[str, str]:
+    """``(class, explanation)`` of a rejected candidate aligned on the truth's index.
+
+    Example:
+        >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
+        ...                                   ["A", "B", "C"]], names=["datetime", "instrument"])
+        >>> t = pd.Series([1.0, 2, 3, 4, 5, 7], idx)
+        >>> classify_mismatch(-t, t, EvaluatorSettings(), nan_ok=True, ic=-1.0)[0]
+        'sign'
+    """
+    c, t = cand.to_numpy(float), truth.to_numpy(float)
+    thr = s.equal_value_threshold
+    finite_t = np.isfinite(t)
+    both = finite_t & np.isfinite(c)
+    if finite_t.any() and both.sum() < 0.5 * finite_t.sum():
+        return "missing", (
+            f"the candidate is missing on {int(finite_t.sum() - both.sum())} of "
+            f"{int(finite_t.sum())} rows where the truth has a value"
+        )
+    if not nan_ok and _share(c, t, s) > thr:
+        return "nan_pattern", (
+            "the values agree where both exist, but the candidate has values where the truth "
+            "is missing (were NaN filled, e.g. with 0, or rows kept that should be NaN?)"
+        )
+    by_inst = truth.groupby(level="instrument")
+    for k in _SHIFTS:
+        if _share(c, by_inst.shift(k).to_numpy(float), s) > thr:
+            days = f"{abs(k)} day{'s' if abs(k) > 1 else ''}"
+            if k > 0:
+                return "lag", f"the values equal the truth of {days} earlier (shifted too far)"
+            return "lead", f"the values equal the truth of {days} later (look-ahead)"
+    if _share(-c, t, s) > thr:
+        return "sign", "the values equal minus the truth (sign flipped)"
+    a, b, r2 = _affine(c, t)
+    if r2 > 1.0 - 1e-9:
+        if abs(a - 1.0) <= 1e-6:
+            return "offset", f"the values equal the truth plus {b:.6g}"
+        return "scale", f"the values equal {a:.6g} * truth + {b:.6g} (a rescaled factor)"
+    if math.isfinite(ic) and ic > 0.8:
+        return "window", (
+            f"the values track the truth (mean IC {ic:.3f}) but differ: a different window, "
+            "min_periods, ddof or smoothing?"
+        )
+    return "values", (
+        f"the values differ from the truth (mean IC {ic:.3f}): another formula, data field "
+        "or grouping (rolling across instruments?)"
+    )
+
+
+def mismatch_rows(
+    cand: pd.Series, truth: pd.Series, s: EvaluatorSettings, detail: str
+) -> list[str]:
+    """Up to :data:`MAX_ROWS` lines naming rows where the candidate differs from the truth.
+
+    ``detail`` is the ``feedback_detail`` setting: ``"full"`` shows the index, the candidate's
+    value and the truth; ``"diagnostics"`` the index and the candidate's value (never an
+    expected value); ``"verdict"`` nothing.
+    """
+    if detail == "verdict":
+        return []
+    c, t = cand.to_numpy(float), truth.to_numpy(float)
+    bad = np.flatnonzero(~equal_mask(c, t, s))
+    if not len(bad):
+        return []
+    picks = bad[np.linspace(0, len(bad) - 1, min(MAX_ROWS, len(bad))).round().astype(int)]
+    head = f"rows that differ ({len(bad)} in all; datetime, instrument, candidate"
+    out = [head + (", truth):" if detail == "full" else "):")]
+    index = truth.index
+    for i in dict.fromkeys(int(p) for p in picks):
+        date, inst = index[i]
+        stamp = pd.Timestamp(date).date().isoformat()
+        row = f"  {stamp} {inst}: candidate {c[i]:.6g}"
+        out.append(row + (f", truth {t[i]:.6g}" if detail == "full" else ""))
+    return out

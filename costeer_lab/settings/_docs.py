@@ -1,0 +1,60 @@
+"""Settings of the document knowledge base (section ``docs``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["DocsSettings", "default_data_dir"]
+
+
+def default_data_dir() -> Path:
+    """``$COSTEER_LAB_DATA_DIR``, else ``$XDG_DATA_HOME/costeer_lab``, else
+    ``~/.local/share/costeer_lab`` (not created here).
+
+    Example:
+        >>> default_data_dir().name in ("costeer_lab",) or "COSTEER_LAB_DATA_DIR" in os.environ
+        True
+    """
+    env = os.environ.get("COSTEER_LAB_DATA_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "costeer_lab"
+
+
+class DocsSettings(BaseModel):
+    """Document knowledge base settings; env names ``COSTEER_LAB_DOCS__<FIELD>``.
+
+    The collection and the database file have top-level env names (``COSTEER_LAB_COLLECTION``,
+    ``COSTEER_LAB_DB_PATH``): see :class:`~costeer_lab.settings.Settings`.
+
+    Attributes:
+        embedder: embedder of new collections (``hashing``, ``minilm``, ``openai:<model>``).
+        chunk_size: the size cap of a chunk in characters (its heading line not counted).
+        chunk_overlap: characters repeated from the end of a piece at the start of the next.
+        index_kind: FAISS index of the chunk vectors, ``exact`` or ``hnsw``.
+        mode: retrieval mode when none is given: ``vector``, ``keyword`` or ``hybrid``.
+        rrf_k: the reciprocal rank fusion constant.
+        candidates: each ranking fused by hybrid retrieval (and offered to MMR) holds
+            ``max(candidates, 4 * n_results)`` chunks.
+        mmr_lambda: MMR trade-off (1 pure relevance, 0 pure diversity).
+        progress_min_files: show a progress bar when ingesting at least this many files.
+
+    Example:
+        >>> DocsSettings().chunk_size
+        1500
+    """
+
+    embedder: str = "hashing"
+    chunk_size: int = Field(default=1500, ge=50)
+    chunk_overlap: int = Field(default=150, ge=0)
+    index_kind: Literal["exact", "hnsw"] = "exact"
+    mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
+    rrf_k: int = Field(default=60, ge=0)
+    candidates: int = Field(default=40, ge=1)
+    mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)
+    progress_min_files: int = Field(default=50, ge=1)

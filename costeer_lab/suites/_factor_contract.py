@@ -1,0 +1,95 @@
+"""The candidate contract of a factor task from a task file or a benchmark file.
+
+What a factor task states (``task.extra``): its input and output files (Parquet or HDF5, by
+suffix), the output column, and its *scope*:
+
+* ``time_series`` — computed per instrument over time (rolling windows, shifts); never mixes
+  instruments;
+* ``cross_sectional`` — computed per date across instruments (ranks, z-scores, demeaning as in
+  the 101 Formulaic Alphas); never mixes dates;
+* ``both`` — time-series steps per instrument combined with cross-sectional steps per date.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCOPES", "factor_contract", "read_call", "write_call"]
+
+SCOPES = ("time_series", "cross_sectional", "both")
+
+_SCOPE_TEXT = {
+    "time_series": (
+        'Compute the factor per instrument over time: group by the "instrument" index level '
+        "and sort each group by datetime so that rolling windows and shifts never mix "
+        "instruments."
+    ),
+    "cross_sectional": (
+        'Compute the factor per date across instruments: group by the "datetime" index level '
+        "(ranks, z-scores, demeaning across the instruments of one date); never mix dates."
+    ),
+    "both": (
+        "Time-series steps (rolling windows, shifts) go per instrument (group by "
+        '"instrument", sorted by datetime); cross-sectional steps (ranks, z-scores across '
+        'instruments) go per date (group by "datetime").'
+    ),
+}
+
+
+def _is_hdf(name: str) -> bool:
+    return name.lower().endswith((".h5", ".hdf5", ".hdf"))
+
+
+def read_call(path: str) -> str:
+    """The pandas call that reads an input file.
+
+    Example:
+        >>> read_call("daily_pv.h5")
+        'pd.read_hdf("daily_pv.h5", key="data")'
+    """
+    return f'pd.read_hdf("{path}", key="data")' if _is_hdf(path) else f'pd.read_parquet("{path}")'
+
+
+def write_call(path: str) -> str:
+    """The DataFrame method call that writes an output file.
+
+    Example:
+        >>> write_call("result.parquet")
+        'to_parquet("result.parquet")'
+    """
+    return f'to_hdf("{path}", key="data")' if _is_hdf(path) else f'to_parquet("{path}")'
+
+
+def factor_contract(
+    name: str, input_file: str, output_file: str, scope: str, dollar: bool = False
+) -> str:
+    """The contract text of a factor task.
+
+    Args:
+        name: the output column.
+        input_file: the price-volume table the candidate reads.
+        output_file: the file it writes.
+        scope: ``time_series``, ``cross_sectional`` or ``both``.
+        dollar: whether the input's columns keep the ``$`` (``$close``, RD-Agent's layout).
+
+    Example:
+        >>> text = factor_contract("R", "a.h5", "r.h5", "cross_sectional")
+        >>> 'group by the "datetime"' in text and 'pd.read_hdf("a.h5", key="data")' in text
+        True
+    """
+    columns = (
+        'columns keep the "$" of the formulation ($close is column "$close"; $open, $close, '
+        "$high, $low, $volume, $factor)"
+        if dollar
+        else 'columns are the data fields without the "$" ($close is column "close")'
+    )
+    return (
+        f"Write main.py, a complete Python script; it runs as __main__ in a directory holding "
+        f"{input_file}.\n"
+        f"- Read the daily price-volume table: `df = {read_call(input_file)}`. Its index is a "
+        f"MultiIndex (datetime, instrument); its float {columns}. Suspended days are rows whose "
+        "values are all missing: the factor is NaN there (do not fill missing values).\n"
+        f"- {_SCOPE_TEXT[scope]}\n"
+        f"- Write the result with `result.{write_call(output_file)}`: a DataFrame with exactly "
+        f'one float column named "{name}", indexed by the same (datetime, instrument) '
+        "MultiIndex as the input.\n"
+        "- Use only numpy and pandas; no network, no other files, no plotting."
+    )

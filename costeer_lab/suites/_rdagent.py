@@ -1,0 +1,177 @@
+"""RD-Agent's factor benchmark format as a suite.
+
+A benchmark file is a JSON object mapping task names to entries::
+
+    {"ROC10": {"description": "...", "formulation": "...", "variables": {"$close": "..."},
+               "Category": "Momentum", "Difficulty": "Easy", "gt_code": "import pandas ..."}}
+
+``load_suite("path/to/file.json", data="synthetic_tick")`` (or ``suite:`` plus
+``suite_options:`` in a spec) builds a :class:`Suite`: every task is a factor task whose
+candidate reads ``daily_pv.h5`` (see :mod:`._rdagent_data`) and writes ``result.h5`` (RD-Agent's
+names; ``output_file`` changes it), the hidden ``gt_code`` is the ground truth, category and
+difficulty are kept for the benchmark metrics. Optional per-entry keys of this project:
+``scope`` (``time_series``, ``cross_sectional`` or ``both``; default ``time_series``),
+``acceptance`` (the acceptance rule) and ``output_file``. The same loader reads the full
+published file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from costeer_lab._records import Task, Workspace
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.evaluate._protocol import Evaluator, Runner
+from costeer_lab.suites._factor_contract import factor_contract
+from costeer_lab.suites._suite import Suite
+
+__all__ = ["is_rdagent_document", "rdagent_suite"]
+
+_REQUIRED = ("description", "formulation", "gt_code")
+
+
+class RDAgentEntry(BaseModel):
+    """One task of an RD-Agent benchmark file."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    description: str = Field(min_length=1)
+    formulation: str = ""
+    variables: dict[str, Any] = Field(default_factory=dict)
+    category: str = Field(default="", alias="Category")
+    difficulty: str = Field(default="", alias="Difficulty")
+    gt_code: str = Field(min_length=1)
+    scope: Literal["time_series", "cross_sectional", "both"] = "time_series"
+    acceptance: Literal["equal", "equal_or_scaled", "equal_or_correlated"] | None = None
+    output_file: str | None = None
+
+
+def is_rdagent_document(doc: Any) -> bool:
+    """Whether a parsed JSON document looks like an RD-Agent factor benchmark file.
+
+    Example:
+        >>> is_rdagent_document({"A": {"description": "d", "formulation": "f", "gt_code": "x"}})
+        True
+        >>> is_rdagent_document({"tasks": []})
+        False
+    """
+    if not isinstance(doc, dict) or not doc or "tasks" in doc:
+        return False
+    return all(isinstance(v, dict) and "gt_code" in v for v in doc.values())
+
+
+def _entries(doc: dict[str, Any], source: str) -> dict[str, RDAgentEntry]:
+    out = {}
+    for name, raw in doc.items():
+        missing = [k for k in _REQUIRED if k not in raw]
+        if missing:
+            raise InvalidInputError(f"benchmark file {source}: task {name!r} lacks {missing}")
+        try:
+            out[name] = RDAgentEntry.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise InvalidInputError(
+                f"benchmark file {source}: task {name!r}, {loc}: {err['msg']}"
+            ) from None
+    return out
+
+
+def rdagent_suite(
+    doc: dict[str, Any],
+    *,
+    source: str = "<document>",
+    name: str = "rdagent",
+    data: str = "synthetic",
+    n_instruments: int = 30,
+    n_days: int = 250,
+    seed: int = 0,
+    output_file: str = "result.h5",
+    cache_dir: str | Path | None = None,
+    evaluator_runner: str | Runner | None = None,
+) -> Suite:
+    """A :class:`Suite` of an RD-Agent benchmark document (see the module docstring).
+
+    Args:
+        doc: the parsed JSON file.
+        source: where it came from (for error messages).
+        name: the suite name.
+        data: ``"synthetic"``, ``"synthetic_tick"`` or the path of the user's own daily_pv
+            table (``.h5`` or ``.parquet``).
+        n_instruments, n_days, seed: size and seed of the synthetic panel.
+        output_file: the file candidates write (``result.h5``; a task's ``output_file`` wins).
+        cache_dir: where generated data goes (default the ``cache_dir`` setting).
+        evaluator_runner: default runner of :meth:`Suite.evaluator`.
+
+    Example:
+        >>> doc = {"ROC1": {"description": "1-day return", "formulation": "$close/Ref($close,1)",
+        ...        "Category": "Momentum", "Difficulty": "Easy", "gt_code": "..."}}
+        >>> s = rdagent_suite(doc, n_instruments=3, n_days=10,
+        ...                   cache_dir=__import__("tempfile").mkdtemp())
+        >>> s.task("ROC1").category, s.task("ROC1").extra["output_file"], sorted(s.inputs)
+        ('Momentum', 'result.h5', ['daily_pv.h5'])
+    """
+    from costeer_lab.suites._rdagent_data import ensure_daily_pv
+
+    if not is_rdagent_document(doc):
+        raise InvalidInputError(
+            f"benchmark file {source}: expected a JSON object mapping task names to entries "
+            f"with {list(_REQUIRED)}"
+        )
+    entries = _entries(doc, source)
+    if cache_dir is None:
+        from costeer_lab.settings import get_settings
+
+        cache_dir = get_settings().cache_dir
+    pv = ensure_daily_pv(cache_dir, data, n_instruments, n_days, seed)
+    inputs = {"daily_pv.h5": pv}
+    tasks = []
+    for task_name, e in entries.items():
+        out = e.output_file or output_file
+        extra: dict[str, Any] = {
+            "family": "factor",
+            "input_file": "daily_pv.h5",
+            "output_file": out,
+            "output_column": task_name,
+            "scope": e.scope,
+            "field_prefix": "$",
+            "contract": factor_contract(task_name, "daily_pv.h5", out, e.scope, dollar=True),
+        }
+        if e.acceptance is not None:
+            extra["acceptance"] = e.acceptance
+        variables = {str(k): str(v) for k, v in e.variables.items()}
+        tasks.append(
+            Task(
+                id=task_name,
+                name=task_name,
+                description=e.description,
+                formulation=e.formulation,
+                variables=variables,
+                category=e.category,
+                difficulty=e.difficulty,
+                extra=extra,
+            )
+        )
+    gts = {n: Workspace({"main.py": e.gt_code}) for n, e in entries.items()}
+
+    def evaluator(**kwargs: Any) -> Evaluator:
+        from costeer_lab.evaluate._factor import FactorEvaluator
+
+        kwargs.setdefault("inputs", inputs)
+        kwargs.setdefault("output_file", output_file)
+        if evaluator_runner is not None:
+            kwargs.setdefault("runner", evaluator_runner)
+        return FactorEvaluator(**kwargs)
+
+    return Suite(
+        name,
+        tasks,
+        gts,
+        evaluator,
+        inputs=inputs,
+        splits={"train": [], "test": list(gts)},
+        instructions=factor_contract("<factor name>", "daily_pv.h5", output_file, "both", True),
+    )
