@@ -21,12 +21,11 @@ NOTEBOOKS = (
     "01_evolution_experiment.ipynb",
     "02_knowledge_graph.ipynb",
     "03_metrics_and_dashboard.ipynb",
-    "05_pattern_memory.ipynb",
     "07_task_context.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Notebooks saved with their outputs (static tables and images), also executed by the tests.
-NOTEBOOKS_WITH_OUTPUTS = ("06_document_kb.ipynb",)
+NOTEBOOKS_WITH_OUTPUTS = ("05_pattern_memory.ipynb", "06_document_kb.ipynb")
 
 
 def outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
