@@ -72,7 +72,7 @@ mutation: setup
 	$(BIN)/python tools/mutation_score.py $(MUTATE)
 
 ## Every benchmark of benchmarks/ (`make bench` writes runs/bench-NAME.json).
-BENCHES := index knowledge evaluate loop integrity context factor_bench docs fingerprints pgstore retrieval
+BENCHES := index knowledge evaluate loop integrity context factor_bench docs fingerprints pgstore retrieval memory
 
 bench-quick: setup
 	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         summary_table,
     )
     from costeer_lab.knowledge import make_rag_strategy, open_kb
+    from costeer_lab.memory import open_memory
     from costeer_lab.records import (
         Knowledge,
         MultiFeedback,
@@ -69,6 +70,7 @@ _LAZY: dict[str, str] = {
     "load_suite": "costeer_lab.suites",
     "open_kb": "costeer_lab.knowledge",
     "make_rag_strategy": "costeer_lab.knowledge",
+    "open_memory": "costeer_lab.memory",
     "error_fingerprint": "costeer_lab._fingerprint",
     "BaseCoder": "costeer_lab.coders",
     "ReuseCoder": "costeer_lab.coders",
@@ -122,6 +124,7 @@ __all__ = [
     "load_suite",
     "make_rag_strategy",
     "open_kb",
+    "open_memory",
     "report_experiment",
     "run_experiment",
     "summary_table",

@@ -21,6 +21,7 @@ __all__ = [
     "did_you_mean",
 ]
 __all__ += ["GroundTruthError", "IsolationError", "LLMError", "ReplayMissError"]
+__all__ += ["MemoryRefusedError"]
 
 
 class CosteerLabError(Exception):
@@ -103,3 +104,16 @@ class IsolationError(SandboxError):
 class GroundTruthError(CosteerLabError):
     """A reference implementation failed: an infrastructure error of the experiment, recorded
     and reported, never shown to a coder as feedback."""
+
+
+class MemoryRefusedError(CosteerLabError, ValueError):
+    """The pattern/failure memory refused to store an item; ``reason`` says why.
+
+    ``kind`` names the class of problem (``"credential:<what>"``, ``"failed"``, ``"syntax"``, …);
+    a refused credential is named by its kind and line, never echoed.
+    """
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.reason = message

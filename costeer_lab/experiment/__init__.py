@@ -10,6 +10,7 @@ from costeer_lab.experiment._linked import (
     success_linked,
 )
 from costeer_lab.experiment._live import live_results
+from costeer_lab.experiment._memory_metrics import MEMORY_METRIC_COLUMNS, memory_metrics
 from costeer_lab.experiment._metrics import (
     BOOTSTRAPS,
     attempts_to_success,
@@ -53,6 +54,7 @@ __all__: list[str] = [
     "BOOTSTRAPS",
     "HIT_THRESHOLDS",
     "JSON_COLUMNS",
+    "MEMORY_METRIC_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "SIMILAR_THRESHOLDS",
@@ -77,6 +79,7 @@ __all__: list[str] = [
     "live_results",
     "load_results",
     "load_spec",
+    "memory_metrics",
     "query_table",
     "retrieval_success",
     "run_arm",

@@ -188,7 +188,7 @@ def _check_components(spec: ExperimentSpec) -> None:
     except CosteerLabError as exc:
         raise ConfigurationError(f"embedder: {exc}") from None
     for i, arm in enumerate(spec.arms):
-        if arm.rag == "none":
+        if arm.rag in ("none", "memory"):  # memory options are checked by the spec itself
             continue
         try:
             _rag_for(arm, 0)

@@ -13,6 +13,9 @@ attempted again; a task may never succeed. JSON-valued columns hold text so the 
 - ``feedback_detail``: how much the coder was told (``verdict``, ``diagnostics``, ``full``).
 - ``infra_error``: why the attempt was not evaluated (a failing reference), else ``""``;
   such rows say nothing about the code.
+- ``memory_queried``: the attempt's arm asked the pattern memory (the "pattern memory" arm);
+  ``memory_patterns``: JSON list of the pattern ids it returned (``[]``: a miss, or no query);
+  ``memory_used``: the coder used a memory pattern or a memory failure fix.
 
 Example:
     >>> import tempfile
@@ -68,6 +71,9 @@ RESULT_COLUMNS: dict[str, str] = {
     "isolation": "str",
     "feedback_detail": "str",
     "infra_error": "str",
+    "memory_queried": "bool",
+    "memory_patterns": "str",
+    "memory_used": "bool",
 }
 
 #: Query kinds allowed as keys of the ``retrieved`` column.
@@ -194,7 +200,7 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
     for c in df.columns:
         if c not in RESULT_COLUMNS:
             out[c] = src[c]
-    for c in ("error_fingerprints", "retrieved", "used_knowledge_ids"):
+    for c in ("error_fingerprints", "retrieved", "used_knowledge_ids", "memory_patterns"):
         _check_json(out[c], c)
     low = out["attempt"] < 1
     if low.any():

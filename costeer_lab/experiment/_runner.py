@@ -76,9 +76,17 @@ def copy_store(src: Path, dst: Path) -> None:
 
 
 def attempt_rows(
-    attempts: Sequence[Mapping[str, Any]], arm: str, seed: int, stage: str = ""
+    attempts: Sequence[Mapping[str, Any]],
+    arm: str,
+    seed: int,
+    stage: str = "",
+    *,
+    memory: bool = False,
 ) -> list[dict[str, Any]]:
-    """Results rows (``RESULT_COLUMNS`` and ``stage``) from EvoAgent step records."""
+    """Results rows (``RESULT_COLUMNS`` and ``stage``) from EvoAgent step records.
+
+    ``memory``: the arm queried the pattern memory (fills the ``memory_*`` columns).
+    """
     rows = []
     for a in attempts:
         fb = SingleFeedback.from_dict(a["feedback"])
@@ -109,11 +117,26 @@ def attempt_rows(
                 "isolation": str(fb.details.get("isolation", "")),
                 "feedback_detail": str(fb.details.get("feedback_detail", "")),
                 "infra_error": str(fb.details.get("infrastructure_error", "")),
+                **_memory_columns(a, memory),
                 **coder_and_check_columns(out, fb),
                 "stage": stage,
             }
         )
     return rows
+
+
+def _memory_columns(attempt: Mapping[str, Any], memory: bool) -> dict[str, Any]:
+    """``memory_queried``, ``memory_patterns``, ``memory_used`` of one attempt (memory ids are
+    recognised by their ``pattern:`` / ``failure:`` prefixes)."""
+    similar = attempt.get("retrieved", {}).get("similar", []) if memory else []
+    used = attempt["outcome"].get("used_knowledge_ids", []) if memory else []
+    return {
+        "memory_queried": memory,
+        "memory_patterns": json.dumps(
+            [str(h["id"]) for h in similar if str(h["id"]).startswith("pattern:")]
+        ),
+        "memory_used": any(str(u).startswith(("pattern:", "failure:")) for u in used),
+    }
 
 
 def run_arm(
@@ -143,10 +166,15 @@ def run_arm(
         rag: Any = None
         kb: Any = None
         kinds: tuple[str, ...] = ()
-        if arm.rag != "none":
+        if arm.rag == "memory":
+            from costeer_lab.memory import memory_arm
+
+            kb, rag = memory_arm(store, embedder=spec.embedder, **arm.rag_options)
+        elif arm.rag != "none":
             from costeer_lab.knowledge import open_kb
 
             kb = open_kb(store=store, version=arm.rag, embedder=spec.embedder)
+        if kb is not None:
             if arm.seed_knowledge and seed_tasks and store.get_meta(SEEDED_META) is None:
                 with store.transaction():
                     kb.add_seed_knowledge(
@@ -161,7 +189,9 @@ def run_arm(
                         ]
                     )
                     store.set_meta(SEEDED_META, str(len(seed_tasks)))
-            rag, kinds = _rag_for(arm, seed)
+            if rag is None:
+                rag = _rag_for(arm, seed)[0]
+            kinds = tuple(rag.query_kinds)
         strategy = EvolvingStrategy(
             spec.coder, executor=executor, max_trials=spec.max_trials or spec.max_loop
         )
@@ -179,7 +209,7 @@ def run_arm(
         )
         item = EvolvingItem.from_tasks(targets, [suite.ground_truth(t.id) for t in targets])
         state = agent.run(item)
-        return attempt_rows(state.rows, arm.name, seed, stage)
+        return attempt_rows(state.rows, arm.name, seed, stage, memory=arm.rag == "memory")
     finally:
         close = getattr(kb, "close", None)
         if callable(close):

@@ -63,16 +63,17 @@ class SeedKnowledge(_Strict):
 class ArmSpec(_Strict):
     """One experimental condition.
 
-    ``rag``: ``none`` (no knowledge), ``v1`` (similar successful implementations) or ``v2`` (graph
-    KB: former traces + components + errors). ``rag_options`` override RAG settings for this arm,
-    e.g. ``{"error_query": false}`` for "V2 without the error query"; every key is checked
-    against the options the strategy honours
-    (:func:`costeer_lab.knowledge.rag_option_keys`), so a misspelt or inapplicable key is an
-    error, never a silently unchanged arm.
+    ``rag``: ``none`` (no knowledge), ``v1`` (similar successful implementations), ``v2`` (graph
+    KB: former traces + components + errors) or ``memory`` (the pattern and failure memory,
+    :class:`~costeer_lab.memory.MemoryStrategy`). ``rag_options`` override RAG settings for this
+    arm, e.g. ``{"error_query": false}`` for "V2 without the error query"; for ``memory`` they
+    are ``threshold``, ``failure_threshold`` and ``limit``. Every key is checked against the
+    options the strategy honours (:func:`costeer_lab.knowledge.rag_option_keys`), so a misspelt
+    or inapplicable key is an error, never a silently unchanged arm.
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    rag: Literal["none", "v1", "v2"] = "none"
+    rag: Literal["none", "v1", "v2", "memory"] = "none"
     rag_options: dict[str, Any] = Field(default_factory=dict)
     seed_knowledge: bool = True
 
@@ -88,11 +89,35 @@ class ArmSpec(_Strict):
         from costeer_lab.errors import InvalidInputError
         from costeer_lab.knowledge import validate_rag_options
 
+        if self.rag == "memory":
+            _check_memory_options(self.rag_options)
+            return self
         try:
             validate_rag_options(self.rag, self.rag_options)
         except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
         return self
+
+
+#: Options of a ``rag: memory`` arm and the checks of their values.
+MEMORY_OPTIONS = ("failure_threshold", "limit", "threshold")
+
+
+def _check_memory_options(options: dict[str, Any]) -> None:
+    """Keys and values of a memory arm's ``rag_options`` (ValueError naming the problem)."""
+    for key, value in options.items():
+        if key not in MEMORY_OPTIONS:
+            raise ValueError(
+                f"rag_options: {key!r} is not an option of the memory strategy; valid keys: "
+                f"{did_you_mean(str(key), MEMORY_OPTIONS)}"
+            )
+        if key == "limit":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"rag_options: limit must be a whole number >= 1, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+            raise ValueError(
+                f"rag_options: {key} must be a cosine similarity in [-1, 1], got {value!r}"
+            )
 
 
 class StageSpec(_Strict):

@@ -16,6 +16,7 @@ process-wide values with ``get_settings().<section>`` (cached: call
 | ``index`` | :class:`IndexSettings` | :class:`~costeer_lab.index.FaissIndex` (threads) |
 | ``evaluator`` | :class:`EvaluatorSettings` | evaluators, ``Suite.evaluators()`` |
 | ``sandbox`` | :class:`SandboxSettings` | the sandbox worker |
+| ``memory`` | :class:`MemorySettings` | the pattern and failure memory |
 | ``context`` | :class:`ContextSettings` | the rich task context (:mod:`costeer_lab.context`) |
 | ``docs`` | :class:`DocsSettings` | :class:`~costeer_lab.docs.DocumentKB` |
 
@@ -41,6 +42,7 @@ from costeer_lab.settings._docs import DocsSettings, default_data_dir
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
+from costeer_lab.settings._memory import MemorySettings
 from costeer_lab.settings._minilm import MiniLMSettings
 from costeer_lab.settings._openai import OpenAISettings
 from costeer_lab.settings._rag import RAGSettings
@@ -52,6 +54,7 @@ __all__ = [
     "EvaluatorSettings",
     "IndexSettings",
     "LLMSettings",
+    "MemorySettings",
     "MiniLMSettings",
     "OpenAISettings",
     "RAGSettings",
@@ -102,6 +105,8 @@ class Settings(BaseSettings):
     evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
     #: The ``sandbox`` section: uid slots, run directories, worker start-up.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    #: The ``memory`` section: pattern/failure memory thresholds, backend and index.
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     #: The ``context`` section: loop prevention and completion thresholds of task contexts.
     context: ContextSettings = Field(default_factory=ContextSettings)
     #: The ``docs`` section: chunking, retrieval modes, fusion of the document knowledge base.

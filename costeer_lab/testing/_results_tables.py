@@ -67,6 +67,9 @@ def make_row(
         "isolation": "full",
         "feedback_detail": "diagnostics",
         "infra_error": "",
+        "memory_queried": False,
+        "memory_patterns": "[]",
+        "memory_used": False,
     }
     unknown = set(overrides) - set(RESULT_COLUMNS)
     if unknown:

@@ -124,6 +124,21 @@ def _integrity_block(r: pd.DataFrame) -> str:
     return _table(counts) + "".join(notes)
 
 
+def _memory_block(r: pd.DataFrame) -> str:
+    """Hit rate and success-when-used of the arms that queried the pattern memory ("" if none)."""
+    from costeer_lab.experiment import memory_metrics
+
+    table = memory_metrics(r)
+    if table.empty:
+        return ""
+    return (
+        "<h3>Pattern memory: hit rate and success when used</h3>"
+        + _table(table)
+        + '<p class="note">A hit: the memory returned a pattern above its threshold; used: the '
+        "coder used a memory pattern or failure fix.</p>"
+    )
+
+
 def _spec_block(spec: Mapping[str, Any] | None, r: pd.DataFrame) -> str:
     seeds = r.groupby("arm")["seed"].unique() if len(r) else pd.Series(dtype=object)
     runs = r.groupby("arm")["run_id"].unique() if len(r) else pd.Series(dtype=object)
@@ -261,7 +276,8 @@ def build_report(
         _plot(plot_success_curve, r, "success per attempt", **boot),
         _plot(plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
         _plot(plot_hit_rate, r, "hit rate", threshold=threshold)
-        + _table(hit_rate(r, threshold=threshold)),
+        + _table(hit_rate(r, threshold=threshold))
+        + _memory_block(r),
         _linked_block(r, n_boot, ci, seed, embedder),
         _comparisons(r, _pairs(spec, arms), **boot),
         _stages_block(r, baseline, embedder, **boot),

@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from costeer_lab.experiment import summary_table, validate_results
+from costeer_lab.experiment import memory_metrics, summary_table, validate_results
 from costeer_lab.viz._attempts import plot_attempts
 from costeer_lab.viz._common import figure_png
 from costeer_lab.viz._explorer import StaticFallback
@@ -42,7 +42,8 @@ class ResultsDashboard(StaticFallback, widgets.VBox):  # type: ignore[misc]
     Attributes:
         arm: Dropdown of ``ALL_ARMS`` and every arm.
         metric: Dropdown of the plot names in :attr:`plots`.
-        summary: HTML widget with the summary-table rows of the chosen arm(s).
+        summary: HTML widget with the summary-table rows of the chosen arm(s) (and, for arms of
+            the pattern memory, their hit rate and success when used).
         output: Output widget holding the rendered plot (``image/png`` display data).
         renders: how many plots were rendered so far.
     """
@@ -61,6 +62,7 @@ class ResultsDashboard(StaticFallback, widgets.VBox):  # type: ignore[misc]
         }
         arms = sorted(str(a) for a in self.results["arm"].unique())
         self._summary = summary_table(self.results, n_boot=n_boot, seed=seed)
+        self._memory = memory_metrics(self.results)
         self.arm = widgets.Dropdown(options=[ALL_ARMS, *arms], value=ALL_ARMS, description="arm")
         self.metric = widgets.Dropdown(
             options=list(self.plots), value="success curve", description="plot"
@@ -88,6 +90,11 @@ class ResultsDashboard(StaticFallback, widgets.VBox):  # type: ignore[misc]
         arm = None if self.arm.value == ALL_ARMS else str(self.arm.value)
         rows = self._summary if arm is None else self._summary[self._summary["arm"] == arm]
         self.summary.value = rows.to_html(index=False, float_format=lambda x: f"{x:.3g}")
+        memory = self._memory if arm is None else self._memory[self._memory["arm"] == arm]
+        if not memory.empty:  # arms of the pattern memory: hit rate and success when used
+            self.summary.value += "<b>Pattern memory</b>" + memory.to_html(
+                index=False, float_format=lambda x: f"{x:.3g}"
+            )
         fig = Figure(figsize=(7.0, 4.2), layout="constrained")
         self.plots[str(self.metric.value)](self.selected(), fig.subplots(), arm)
         png = base64.b64encode(figure_png(fig)).decode("ascii")

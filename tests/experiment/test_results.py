@@ -24,7 +24,8 @@ from ._results_tables import hand_table
 
 def test_columns_and_kinds() -> None:
     assert list(RESULT_COLUMNS)[:6] == ["run_id", "arm", "seed", "task_id", "attempt", "success"]
-    assert len(RESULT_COLUMNS) == 22
+    assert len(RESULT_COLUMNS) == 25
+    assert list(RESULT_COLUMNS)[-3:] == ["memory_queried", "memory_patterns", "memory_used"]
     assert QUERY_KINDS == ("similar", "former_trace", "component", "error")
 
 

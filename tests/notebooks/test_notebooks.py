@@ -26,7 +26,7 @@ NOTEBOOKS = (
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Notebooks saved with their outputs (static tables and images), also executed by the tests.
-NOTEBOOKS_WITH_OUTPUTS = ("06_document_kb.ipynb",)
+NOTEBOOKS_WITH_OUTPUTS = ("05_pattern_memory.ipynb", "06_document_kb.ipynb")
 
 
 def outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
@@ -201,6 +201,32 @@ def test_03_runs_a_tiny_experiment_when_there_are_no_results(
     assert f"running a tiny experiment into {fallback}" in stdout_text(nb)
     assert set(load_results(fallback)["arm"]) == {"no_knowledge", "rag_v1", "rag_v2"}
     assert mime_count(nb, WIDGET_MIME) == 1
+
+
+def test_05_pattern_memory_dashboard(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    out = tmp_path / "memory-run"
+    nb = run_notebook(
+        "05_pattern_memory.ipynb",
+        cwd=tmp_path,
+        env={"COSTEER_LAB_NB_MEMORY_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+    )
+    assert_no_errors(nb)
+    results = load_results(out)
+    assert set(results["arm"]) == {"no_knowledge", "pattern_memory"}
+    assert results.loc[results["arm"] == "pattern_memory", "memory_queried"].all()
+    text = stdout_text(nb)
+    assert "backend: faiss-exact" in text and '"pattern_searches"' in text
+    assert mime_count(nb, "image/png") == 1  # hit rate over time + success rates
+    tables = [o["data"]["text/plain"] for o in outputs(nb) if "text/plain" in o.get("data", {})]
+    assert any("success_when_used" in t and "pattern_memory" in t for t in tables)
+    assert any("cumulative_hit_rate" in t for t in tables)
+    refused = [line for line in text.splitlines() if line.startswith("refused:")]
+    assert len(refused) == 1 and "OpenAI-style API key on line 2" in refused[0]
+    assert "A1b2C3d4" not in refused[0]
+    assert "syntax typo stored? None - syntax typo" in text
+    assert "threshold 0.9: []" in text
 
 
 def test_07_task_context_shows_a_run_as_evidence(

@@ -1,0 +1,240 @@
+"""Pattern memory benchmark: search latency, insert throughput and recall, SQLite + FAISS against
+PostgreSQL + pgvector in the same run.
+
+For each size N (10k and 100k patterns; ``--quick``: 2k) of seeded synthetic patterns (code in
+a dozen families with random identifiers and constants, problem types and descriptions drawn
+from a 3,000-word vocabulary: clustered like real code, not uniform noise), and for each backend
+(``sqlite``: a SQLite file searched through FAISS, exact below 20k patterns and HNSW above;
+``postgres``: a real PostgreSQL with pgvector started on this machine, searched in SQL), it
+measures
+
+* bulk insert throughput (``store_patterns`` in batches of 500; patterns/s, embedding included;
+  PostgreSQL is bulk-loaded without its HNSW index, the usual way to load pgvector);
+* the index build: FAISS from the store at the first search (exact below 20k patterns, HNSW
+  above), PostgreSQL's HNSW index in one go at the first write after the bulk load;
+* single insert throughput (``store_pattern``, one transaction each, on 200 more patterns, with
+  the index in place: what a live memory sees);
+* search latency p50/p99 of ``search_patterns(q, threshold=-1, limit=10, record=False)`` over
+  seeded queries (near-copies of stored descriptions and fresh ones), embedding included;
+  ``record=True`` (usage counted, search logged: one transaction) is reported beside it;
+* recall@10 of the backend's ids against an exact numpy top-10 over the same vectors;
+* the baseline: that exact numpy scan (query embedding included) over the matrix held in memory,
+  with ``search_vs_exact_ratio`` = exact p50 / backend p50 (> 1: the backend is faster).
+
+PostgreSQL comes from ``PostgresTestServer`` (the ``pgserver`` wheel, or
+``COSTEER_LAB_TEST_POSTGRES_URL``); when it or the PostgreSQL store backend is unavailable the
+rows are left out and the reason is printed.
+
+Run: ``python -m benchmarks.memory [--quick] [--json PATH|-]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from benchmarks._common import Results, finish, parse_args, percentile
+from costeer_lab.memory import PatternMemory
+
+K = 10
+_FAMILIES = (
+    "def {f}({a}):\n    return {a}['{c}'].rolling({n}).mean()\n",
+    "def {f}({a}):\n    return {a}['{c}'] / {a}['{c}'].shift({n}) - 1\n",
+    "def {f}({a}, {b}):\n    return [{x} * {n} for {x} in {a} if {x} > {b}]\n",
+    "def {f}({a}):\n    out = {{}}\n    for {x} in {a}:\n"
+    "        out[{x}] = out.get({x}, 0) + 1\n    return out\n",
+    "def {f}({a}):\n    return sorted({a}, key=lambda {x}: -{x})[:{n}]\n",
+    "def {f}({a}):\n    return ''.join(reversed({a}))\n",
+    "def {f}({a}, {b}):\n    {x} = {a}.groupby('{c}')['{b}'].transform('mean')\n"
+    "    return {a}['{b}'] - {x}\n",
+    "def {f}({a}):\n    import math\n    return [math.log({x} + {n}) for {x} in {a}]\n",
+    "def {f}({a}):\n    return {a}.pct_change({n}).rank(pct=True)\n",
+    "def {f}({a}):\n    {x} = 0\n    for {b} in range(len({a})):\n"
+    "        {x} += {a}[{b}] * {n}\n    return {x}\n",
+    "def {f}({a}):\n    return ({a} - {a}.mean()) / ({a}.std() + 1e-{n})\n",
+    "def {f}({a}, {b}):\n    return {{k: v for k, v in {a}.items() if k in {b}}}\n",
+)
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n", type=int, nargs="+", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--queries", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"]
+    )
+
+
+class _Corpus:
+    """Seeded synthetic patterns and queries."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        letters = "abcdefghiklmnoprstuvy"
+        self.words = [
+            "".join(self.rng.choice(list(letters), size=int(self.rng.integers(3, 9))))
+            for _ in range(3000)
+        ]
+        self.kinds = [" ".join(self.rng.choice(self.words, size=2)) for _ in range(300)]
+
+    def _ident(self) -> str:
+        return "_".join(self.rng.choice(self.words, size=2))
+
+    def pattern(self, i: int) -> dict[str, Any]:
+        family = _FAMILIES[int(self.rng.integers(len(_FAMILIES)))]
+        names = {k: self._ident() for k in "fabxc"}
+        code = family.format(n=int(self.rng.integers(3, 60)), **names).replace("{f}", names["f"])
+        kind = self.kinds[int(self.rng.integers(len(self.kinds)))]
+        desc = " ".join(self.rng.choice(self.words, size=8)) + f" {i}"
+        return {"problem_type": kind, "code": code, "description": desc}
+
+    def queries(self, items: list[dict[str, Any]], n: int) -> list[str]:
+        out = []
+        for j in range(n):
+            if j % 2 == 0:  # a near-copy of a stored description: half its words swapped
+                item = items[int(self.rng.integers(len(items)))]
+                words = item["description"].split()
+                for w in self.rng.choice(len(words), size=len(words) // 2, replace=False):
+                    words[int(w)] = str(self.rng.choice(self.words))
+                out.append(f"{item['problem_type']} {' '.join(words)}")
+            else:  # a fresh request
+                out.append(" ".join(self.rng.choice(self.words, size=10)))
+        return out
+
+
+@contextmanager
+def _postgres() -> Iterator[Callable[[str], str] | str]:
+    """Yields a ``create_database(name) -> url`` function, or the reason PostgreSQL is missing."""
+    from costeer_lab.errors import ConfigurationError
+    from costeer_lab.store import get_store
+    from costeer_lab.testing import PostgresTestServer, PostgresUnavailable
+
+    try:
+        server = PostgresTestServer()
+    except PostgresUnavailable as exc:
+        yield f"PostgreSQL with pgvector cannot start here: {exc}"
+        return
+    with server:
+        probe = server.create_database("bench_probe")
+        try:
+            get_store(probe).close()
+        except ConfigurationError as exc:
+            yield f"no PostgreSQL store backend in this checkout: {exc}"
+            return
+        yield server.create_database
+
+
+def _topk(matrix: npt.NDArray[np.float32], q: npt.NDArray[np.float32], k: int) -> list[int]:
+    scores = matrix @ q
+    top = np.argpartition(-scores, k - 1)[:k]
+    return [int(i) for i in top[np.argsort(-scores[top])]]
+
+
+class _Echo(Results):
+    """Results that also print each row to stderr as it is measured (a long run shows progress
+    and keeps what it measured if it is stopped)."""
+
+    def add(self, case: str, metric: str, value: float, unit: str) -> None:
+        super().add(case, metric, value, unit)
+        print(f"{case} | {metric} | {value:.4g} | {unit}", file=sys.stderr, flush=True)
+
+
+def _run(
+    results: Results, backend: str, url: str, n: int, corpus: _Corpus, n_queries: int
+) -> None:
+    case = f"{backend} N={n:,}"
+    native = backend == "postgres"
+    # PostgreSQL is bulk-loaded without its HNSW index, which is then built in one go (the
+    # usual way to load pgvector; maintained row by row it costs milliseconds per vector).
+    bulk_url = url + ("&" if "?" in url else "?") + "vector_index=none" if native else url
+    bulk_mem = PatternMemory(bulk_url, embedder="hashing")
+    items = [corpus.pattern(i) for i in range(n)]
+    t0 = time.perf_counter()
+    for start in range(0, n, 500):
+        bulk_mem.store_patterns(items[start : start + 500])
+    bulk = time.perf_counter() - t0
+    results.add(case, "bulk_insert_throughput", n / bulk, "patterns/s")
+    if native:
+        bulk_mem.close()
+    mem = PatternMemory(url, embedder="hashing") if native else bulk_mem
+    extra = [corpus.pattern(n + i) for i in range(201)]
+    queries = corpus.queries(items, n_queries)
+    t0 = time.perf_counter()  # the index: PostgreSQL builds it at the first write, FAISS at
+    if native:  # the first search
+        mem.store_pattern(**extra.pop())
+    else:
+        mem.search_patterns(queries[0], threshold=-1, limit=K, record=False)
+    results.add(case, "index_build", time.perf_counter() - t0, "s")
+    t0 = time.perf_counter()
+    for item in extra:
+        mem.store_pattern(**item)
+    results.add(
+        case, "single_insert_throughput", len(extra) / (time.perf_counter() - t0), "patterns/s"
+    )
+    mem.search_patterns(queries[0], threshold=-1, limit=K, record=False)  # warm
+    ids, matrix, _ = mem.store.load_vectors("memory.patterns")
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    embed = mem.embedder.embed
+    ours: list[float] = []
+    exact: list[float] = []
+    recalls: list[float] = []
+    for q in queries:
+        t0 = time.perf_counter()
+        got = mem.search_patterns(q, threshold=-1, limit=K, record=False)
+        ours.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        vec = embed([q])[0]
+        truth = _topk(unit, vec, K)
+        exact.append(time.perf_counter() - t0)
+        want = {ids[i] for i in truth}
+        recalls.append(len(want & {m.id for m in got}) / K)
+    counted = []
+    for q in queries[: max(10, n_queries // 4)]:
+        t0 = time.perf_counter()
+        mem.search_patterns(q, threshold=-1, limit=K, record=True)
+        counted.append(time.perf_counter() - t0)
+    results.add(case, "search_p50", percentile(ours, 50) * 1e3, "ms")
+    results.add(case, "search_p99", percentile(ours, 99) * 1e3, "ms")
+    results.add(case, "search_recorded_p50", percentile(counted, 50) * 1e3, "ms")
+    results.add(case, "exact_scan_p50", percentile(exact, 50) * 1e3, "ms")
+    results.add_ratio(case, "search_vs_exact_ratio", percentile(exact, 50), percentile(ours, 50))
+    results.add(case, "recall@10", float(np.mean(recalls)), "fraction")
+    results.add(case, "index", 1.0, mem.vectors.backend)
+    mem.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(
+        "memory", "Pattern memory: SQLite+FAISS vs PostgreSQL+pgvector.", argv, _options
+    )
+    sizes = args.n or ([2_000] if args.quick else [10_000, 100_000])
+    n_queries = args.queries or (60 if args.quick else 300)
+    # SIGTERM unwinds like Ctrl-C, so the PostgreSQL server this run started is stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    results = _Echo("memory")
+    with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
+        for n in sizes:
+            for backend in args.backends:
+                corpus = _Corpus(args.seed)  # the same data for both backends
+                if backend == "sqlite":
+                    url = f"sqlite:///{Path(tmp) / f'memory-{n}.db'}"
+                elif isinstance(pg, str):
+                    print(f"postgres N={n:,} skipped: {pg}", file=sys.stderr)
+                    continue
+                else:
+                    url = pg(f"bench_{n}")
+                _run(results, backend, url, n, corpus, n_queries)
+    return finish(results, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Pattern and failure memory: what worked and what went wrong, for any agent to reuse.
+
+* :class:`PatternMemory` — working code as reusable templates, found by similarity above a
+  threshold, with usage counted on retrieval and success rates from recorded outcomes; code
+  that failed or holds a credential is refused with a clear reason.
+* :class:`FailureMemory` — failures with the knowledge base's error fingerprint, their
+  solutions, and a search returning only solved failures; plain syntax typos and
+  infrastructure errors are not stored (:func:`skip_reason`, the rule of the error
+  fingerprints, re-exported here with :func:`is_skippable_failure`).
+* Metrics — :func:`memory_stats` (a dict) and DataFrame views for notebooks.
+* Backends by store URL — ``sqlite:///…`` searches with FAISS, ``postgresql://…`` in the
+  database with pgvector (:func:`open_memory`).
+* :class:`MemoryStrategy` — the "pattern memory" arm of the evolution loop.
+
+Example:
+    >>> from costeer_lab.memory import open_memory
+    >>> memory = open_memory(":memory:", embedder="hashing")
+    >>> pid = memory.patterns.store_pattern("sum of a list", "def f(xs):\\n    return sum(xs)")
+    >>> memory.stats()["patterns"]
+    1
+"""
+
+from costeer_lab._fingerprint import is_skippable_failure, skip_reason
+from costeer_lab.memory._failure import FailureMatch, FailureMemory, failure_signature
+from costeer_lab.memory._memory import Memory, open_memory
+from costeer_lab.memory._pattern import PatternMatch, PatternMemory, PatternStats
+from costeer_lab.memory._secrets import SecretFinding, scan_credentials
+from costeer_lab.memory._stats import (
+    failure_frame,
+    hit_rate,
+    hit_rate_frame,
+    memory_stats,
+    pattern_frame,
+    search_frame,
+)
+from costeer_lab.memory._strategy import (
+    FAILURE_PREFIX,
+    PATTERN_PREFIX,
+    LoopMemory,
+    MemoryStrategy,
+    memory_arm,
+    task_pattern,
+)
+from costeer_lab.memory._template import make_template
+from costeer_lab.memory._vectors import MemoryVectors, has_native_search
+
+__all__ = [
+    "FAILURE_PREFIX",
+    "PATTERN_PREFIX",
+    "FailureMatch",
+    "FailureMemory",
+    "LoopMemory",
+    "Memory",
+    "MemoryStrategy",
+    "MemoryVectors",
+    "PatternMatch",
+    "PatternMemory",
+    "PatternStats",
+    "SecretFinding",
+    "failure_frame",
+    "failure_signature",
+    "has_native_search",
+    "hit_rate",
+    "hit_rate_frame",
+    "is_skippable_failure",
+    "make_template",
+    "memory_arm",
+    "memory_stats",
+    "open_memory",
+    "pattern_frame",
+    "scan_credentials",
+    "search_frame",
+    "skip_reason",
+    "task_pattern",
+]

@@ -1,0 +1,328 @@
+"""PatternMemory: reusable templates of working code, found again by what they solve.
+
+Stored per pattern (record kind ``memory.pattern``, key = the pattern id): problem type,
+description, the original code, its template (:func:`make_template`), tests, dependencies and
+the time it was stored. The id is a hash of problem type and template, so the same technique
+stored twice is one pattern. Its vector (problem type, description and template embedded
+together) lives in the store's ``memory.patterns`` collection.
+
+Usage and outcomes are counted in the pattern record itself (``usage_count``, ``successes``,
+``failures``), read-modified-written inside one store transaction — SQLite serialises write
+transactions (``BEGIN IMMEDIATE``), so concurrent agents never lose a count; every outcome is also
+kept as an event record (``memory.pattern_outcome``, with its time) and every recorded search in
+the search log, for metrics over time windows. ``success_rate`` = successes / recorded outcomes
+(``None`` before the first outcome). A search reads one record per returned pattern.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
+from costeer_lab.memory._base import MemoryBase, check_text, refuse_credentials
+from costeer_lab.memory._template import make_template
+
+__all__ = ["PATTERN_KIND", "PatternMatch", "PatternMemory", "PatternStats"]
+
+PATTERN_KIND = "memory.pattern"
+OUTCOME_KIND = "memory.pattern_outcome"
+
+
+@dataclass(frozen=True)
+class PatternStats:
+    """Usage and outcomes of one pattern."""
+
+    usage_count: int
+    successes: int
+    failures: int
+
+    @property
+    def success_rate(self) -> float | None:
+        """Successes / recorded outcomes; ``None`` before the first outcome."""
+        done = self.successes + self.failures
+        return self.successes / done if done else None
+
+
+@dataclass(frozen=True)
+class PatternMatch:
+    """A pattern returned by :meth:`PatternMemory.search_patterns`."""
+
+    id: str
+    problem_type: str
+    description: str
+    template: str
+    code: str
+    tests: tuple[str, ...]
+    dependencies: tuple[str, ...]
+    similarity: float
+    metadata: dict[str, Any]
+    usage_count: int
+    successes: int
+    failures: int
+
+    @property
+    def success_rate(self) -> float | None:
+        """Successes / recorded outcomes; ``None`` before the first outcome."""
+        done = self.successes + self.failures
+        return self.successes / done if done else None
+
+
+def _str_tuple(value: object, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise InvalidInputError(f"{what} must be a str or a sequence of str, got {value!r:.80}")
+    return tuple(value)
+
+
+class PatternMemory(MemoryBase):
+    """Reusable code patterns with similarity search and usage/success accounting.
+
+    See :class:`~costeer_lab.memory._base.MemoryBase` for ``store``, ``embedder``, ``settings``.
+
+    Example:
+        >>> mem = PatternMemory(":memory:", embedder="hashing")
+        >>> code = "def f(df):\\n    return df['close'].rolling(20).mean()"
+        >>> pid = mem.store_pattern("rolling mean factor", code, description="moving average")
+        >>> [m.id == pid for m in mem.search_patterns("rolling mean factor moving average",
+        ...                                           threshold=0.5)]
+        [True]
+        >>> mem.record_outcome(pid, success=True).success_rate
+        1.0
+    """
+
+    collection = "memory.patterns"
+    memory_kind = "pattern"
+
+    # -- writes ------------------------------------------------------------------------------
+    def store_pattern(
+        self,
+        problem_type: str,
+        code: str,
+        tests: str | Sequence[str] = (),
+        dependencies: Sequence[str] = (),
+        *,
+        description: str = "",
+        passed: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Store working ``code`` as a pattern; returns its id (the same id for the same template).
+
+        Args:
+            problem_type: what kind of problem the code solves (``"momentum factor"``).
+            code: Python code that passed its tests.
+            tests: the tests it passed (code or descriptions).
+            dependencies: packages it needs (``["pandas"]``).
+            description: a task description; embedded with the problem type and template.
+            passed: whether the code passed; ``False`` is refused.
+            metadata: JSON-serializable extras kept with the pattern (its source task, …);
+                scanned for credentials like the code.
+
+        Raises:
+            MemoryRefusedError: the code failed (``kind="failed"``), does not parse
+                (``"syntax"``) or contains a credential (``"credential:<kind>"``).
+            InvalidInputError: an argument has the wrong type.
+        """
+        return self.store_patterns(
+            [
+                {
+                    "problem_type": problem_type,
+                    "code": code,
+                    "tests": tests,
+                    "dependencies": dependencies,
+                    "description": description,
+                    "passed": passed,
+                    "metadata": metadata,
+                }
+            ]
+        )[0]
+
+    def store_patterns(self, items: Sequence[dict[str, Any]]) -> list[str]:
+        """Store several patterns in one transaction (keys as :meth:`store_pattern`'s arguments).
+
+        Every item is checked before anything is written: one refused item stores nothing.
+        """
+        prepared: dict[str, dict[str, Any]] = {}
+        order: list[str] = []
+        for item in items:
+            pid, record = self._prepare(**item)
+            order.append(pid)
+            prepared.setdefault(pid, record)
+        if not prepared:
+            return []
+        with self.store.transaction():
+            self._lock_for_update()
+            known = {
+                pid for pid in prepared if self.store.get_record(PATTERN_KIND, pid) is not None
+            }
+            new = [pid for pid in prepared if pid not in known]
+            if new:
+                texts = [prepared[pid].pop("_text") for pid in new]
+                self.store.put_records(PATTERN_KIND, [(pid, prepared[pid]) for pid in new])
+                self.vectors.add(new, self._embed(texts))
+        return order
+
+    def _prepare(
+        self,
+        problem_type: str,
+        code: str,
+        tests: str | Sequence[str] = (),
+        dependencies: Sequence[str] = (),
+        description: str = "",
+        passed: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        check_text(problem_type, "problem_type", empty=False)
+        check_text(code, "code", empty=False)
+        check_text(description, "description")
+        test_list = _str_tuple(tests, "tests")
+        deps = _str_tuple(dependencies, "dependencies")
+        if passed is not True:
+            raise MemoryRefusedError(
+                f"refusing to store a pattern for {problem_type!r}: the code did not pass "
+                f"(passed={passed!r}); only working code becomes a pattern",
+                kind="failed",
+            )
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError(f"metadata must be a mapping, got {metadata!r:.80}")
+        extras = json.dumps(dict(metadata or {}), sort_keys=True, default=str)
+        refuse_credentials(
+            [
+                ("code", code),
+                ("tests", "\n".join(test_list)),
+                ("description", description),
+                ("metadata", extras),
+            ],
+            f"a pattern for {problem_type!r}",
+        )
+        template = make_template(code)
+        digest = hashlib.sha256(f"{problem_type}\0{template}".encode()).hexdigest()[:24]
+        record = {
+            "problem_type": problem_type,
+            "description": description,
+            "template": template,
+            "code": code,
+            "tests": list(test_list),
+            "dependencies": list(deps),
+            "metadata": json.loads(extras),
+            "created_at": time.time(),
+            "usage_count": 0,
+            "successes": 0,
+            "failures": 0,
+            "_text": f"{problem_type}\n{description}\n{template}",
+        }
+        return f"pattern:{digest}", record
+
+    def record_outcome(self, pattern_id: str, success: bool) -> PatternStats:
+        """Record that using ``pattern_id`` led to a success or a failure; returns its stats.
+
+        Raises:
+            NotFoundError: no such pattern.
+            InvalidInputError: ``success`` is not a bool.
+        """
+        if not isinstance(success, bool):
+            raise InvalidInputError(f"success must be a bool, got {success!r}")
+        with self.store.transaction():
+            self._lock_for_update()
+            record = self._require(pattern_id)
+            record["successes" if success else "failures"] += 1
+            self.store.put_record(PATTERN_KIND, pattern_id, record)
+            self.store.put_record(
+                OUTCOME_KIND,
+                uuid.uuid4().hex,
+                {"pattern_id": pattern_id, "success": success, "t": time.time()},
+            )
+        return _stats_of(record)
+
+    # -- reads -------------------------------------------------------------------------------
+    def _require(self, pattern_id: str) -> dict[str, Any]:
+        check_text(pattern_id, "pattern_id", empty=False)
+        record = self.store.get_record(PATTERN_KIND, pattern_id)
+        if record is None:
+            raise NotFoundError(f"no pattern {pattern_id!r} in the memory at {self.store.url!r}")
+        return dict(record)
+
+    def stats(self, pattern_id: str) -> PatternStats:
+        """Usage count and outcomes of a pattern."""
+        return _stats_of(self._require(pattern_id))
+
+    def __len__(self) -> int:
+        return self.store.count_records(PATTERN_KIND)
+
+    def search_patterns(
+        self,
+        description: str,
+        threshold: float | None = None,
+        limit: int | None = None,
+        *,
+        problem_type: str | None = None,
+        record: bool = True,
+    ) -> list[PatternMatch]:
+        """Patterns whose embedding has cosine ``>= threshold`` with ``description``, best first.
+
+        Args:
+            description: what the caller wants to solve.
+            threshold: minimum cosine similarity (default ``settings.pattern_threshold``, 0.7).
+            limit: at most this many (default ``settings.limit``, 5).
+            problem_type: only patterns of this problem type.
+            record: log the search (hit rate) and count a use of every returned pattern
+                (``usage_count`` then includes this use). ``False`` only looks.
+        """
+        check_text(description, "description")
+        threshold = self._threshold(threshold, self.settings.pattern_threshold)
+        limit = self._limit(limit)
+        ids = None
+        if problem_type is not None:
+            ids = [
+                k for k, _ in self.store.iter_records(PATTERN_KIND, {"problem_type": problem_type})
+            ]
+        hits = self.vectors.search(
+            self._embed([description])[0], limit, min_score=threshold, ids=ids
+        )
+        if record:
+            with self.store.transaction():
+                self._lock_for_update()
+                records = self._records([pid for pid, _ in hits])
+                for rec in records.values():
+                    rec["usage_count"] = int(rec.get("usage_count", 0)) + 1
+                self.store.put_records(PATTERN_KIND, list(records.items()))
+                self._log_search(hits, threshold)
+        else:
+            records = self._records([pid for pid, _ in hits])
+        return [_match(pid, records[pid], score) for pid, score in hits if pid in records]
+
+    def _records(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        found = ((pid, self.store.get_record(PATTERN_KIND, pid)) for pid in ids)
+        return {pid: dict(rec) for pid, rec in found if rec is not None}
+
+
+def _stats_of(record: dict[str, Any]) -> PatternStats:
+    return PatternStats(
+        usage_count=int(record.get("usage_count", 0)),
+        successes=int(record.get("successes", 0)),
+        failures=int(record.get("failures", 0)),
+    )
+
+
+def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
+    st = _stats_of(rec)
+    return PatternMatch(
+        id=pid,
+        problem_type=rec["problem_type"],
+        description=rec.get("description", ""),
+        template=rec["template"],
+        code=rec["code"],
+        tests=tuple(rec.get("tests", ())),
+        dependencies=tuple(rec.get("dependencies", ())),
+        similarity=score,
+        metadata=dict(rec.get("metadata") or {}),
+        usage_count=st.usage_count,
+        successes=st.successes,
+        failures=st.failures,
+    )

@@ -1,0 +1,40 @@
+"""Settings of the pattern and failure memory (section ``memory``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["MemorySettings"]
+
+
+class MemorySettings(BaseModel):
+    """Pattern/failure memory settings; env names ``COSTEER_LAB_MEMORY__<FIELD>``.
+
+    Attributes:
+        store_url: store the memory opens when none is given (``None``: the top-level
+            ``store_url``). ``sqlite:///…`` searches through a FAISS index rebuilt from the
+            store; ``postgresql://…`` searches in the database (pgvector).
+        embedder: embedder id of new memories (``None``: the top-level ``embedder``).
+        pattern_threshold: default cosine similarity a pattern needs to be returned.
+        failure_threshold: default cosine similarity a solved failure needs to be returned.
+        limit: default number of results of a search.
+        index_kind: FAISS index on SQLite: ``exact``, ``hnsw``, or ``auto`` (exact below
+            ``hnsw_above`` vectors, HNSW from there on).
+        hnsw_above: collection size from which ``auto`` uses HNSW.
+        ef_search: HNSW search beam width (higher: better recall, slower).
+
+    Example:
+        >>> MemorySettings().pattern_threshold
+        0.7
+    """
+
+    store_url: str | None = None
+    embedder: str | None = None
+    pattern_threshold: float = Field(default=0.7, ge=-1.0, le=1.0)
+    failure_threshold: float = Field(default=0.6, ge=-1.0, le=1.0)
+    limit: int = Field(default=5, ge=1)
+    index_kind: Literal["exact", "hnsw", "auto"] = "auto"
+    hnsw_above: int = Field(default=20_000, ge=1)
+    ef_search: int = Field(default=128, ge=1)
