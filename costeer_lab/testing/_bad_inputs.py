@@ -261,7 +261,11 @@ BAD_INPUTS: tuple[BadInput, ...] = (
         "tasks.splt: unknown field; known: 'ids', 'limit', 'match', 'split'; "
         "did you mean 'split'?",
     ),
-    _run("rag_v3", "`arms[0].rag: v3`", "arms.0.rag: Input should be 'none', 'v1' or 'v2'"),
+    _run(
+        "rag_v3",
+        "`arms[0].rag: v3`",
+        "arms.0.rag: Input should be 'none', 'v1', 'v2' or 'memory'",
+    ),
     _run("arm_name_space", "arm name with a space", "arms.0.name: String should match"),
     _run("dup_arms", "two arms named `a`", "arm names must be unique"),
     _run("dup_seeds", "`seeds: [0, 0]`", "seeds must be unique"),
