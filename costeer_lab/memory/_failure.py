@@ -185,10 +185,11 @@ class FailureMemory(MemoryBase):
         hits = self.vectors.search(self._embed([query])[0], limit, min_score=threshold)
         if record:
             self._log_search(hits, threshold)
+        records = self.store.get_records(FAILURE_KIND, [fid for fid, _ in hits])  # one query
         out = []
         for fid, score in hits:
-            rec = self.store.get_record(FAILURE_KIND, fid)
-            if rec is None or not rec.get("solved"):
+            rec = records.get(fid)
+            if not isinstance(rec, dict) or not rec.get("solved"):
                 continue
             out.append(
                 FailureMatch(

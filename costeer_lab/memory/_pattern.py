@@ -298,8 +298,8 @@ class PatternMemory(MemoryBase):
         return [_match(pid, records[pid], score) for pid, score in hits if pid in records]
 
     def _records(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        found = ((pid, self.store.get_record(PATTERN_KIND, pid)) for pid in ids)
-        return {pid: dict(rec) for pid, rec in found if rec is not None}
+        found = self.store.get_records(PATTERN_KIND, ids)  # one query for all the hits
+        return {pid: dict(rec) for pid, rec in found.items()}
 
 
 def _stats_of(record: dict[str, Any]) -> PatternStats:

@@ -235,6 +235,21 @@ class BaseStore(abc.ABC):
     def get_record(self, kind: str, key: str) -> JSONValue | None:
         """The record's data, or ``None``."""
 
+    def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
+        """``{key: data}`` of the records of ``kind`` among ``keys`` (missing keys are left out).
+
+        Backends override it with one query (a search reading its hits pays one round trip).
+
+        Example:
+            >>> from costeer_lab.store import get_store
+            >>> store = get_store(":memory:")
+            >>> store.put_record("note", "a", {"x": 1})
+            >>> store.get_records("note", ["a", "b"])
+            {'a': {'x': 1}}
+        """
+        found = ((key, self.get_record(kind, key)) for key in keys)
+        return {key: data for key, data in found if data is not None}
+
     @abc.abstractmethod
     def iter_records(
         self, kind: str, where: Mapping[str, JSONScalar] | None = None

@@ -259,7 +259,7 @@ class PostgresDataMixin(PostgresBase):
             )
         ]
         params: list[Any] = [vector]
-        if min_score is not None:
+        if min_score is not None and min_score > -1.0:  # a cosine is never below -1
             where.append(sql.SQL("{} <= %s").format(distance))
             params += [vector, 1.0 - float(min_score)]
         if candidates is not None:
@@ -326,6 +326,17 @@ class PostgresDataMixin(PostgresBase):
             (check_str(kind, "record kind"), check_str(key, "record key")),
         )
         return loads_json(rows[0][0]) if rows else None
+
+    def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
+        check_str(kind, "record kind")
+        wanted = [check_str(key, "record key") for key in keys]
+        if not wanted:
+            return {}
+        rows = self._rows(
+            "SELECT key, data::text FROM records WHERE kind = %s AND key = ANY(%s)",
+            (kind, wanted),
+        )
+        return {str(key): loads_json(data) for key, data in rows}
 
     def iter_records(
         self, kind: str, where: Mapping[str, JSONScalar] | None = None

@@ -183,6 +183,20 @@ class SQLiteDataMixin(SQLiteBase):
         )
         return loads_json(rows[0][0]) if rows else None
 
+    def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
+        check_str(kind, "record kind")
+        wanted = [check_str(key, "record key") for key in keys]
+        out: dict[str, JSONValue] = {}
+        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(
+                f"SELECT key, data FROM records WHERE kind = ? AND key IN ({marks})",
+                (kind, *chunk),
+            )
+            out.update((str(key), loads_json(data)) for key, data in rows)
+        return out
+
     def iter_records(
         self, kind: str, where: Mapping[str, JSONScalar] | None = None
     ) -> Iterator[tuple[str, JSONValue]]:

@@ -159,6 +159,21 @@ class DataStoreTests:
         assert [k for k, _ in store.iter_records("q")] == ["k2", "k3"]
         assert store.delete_records("q", []) == 0
 
+    def test_get_records_reads_many_keys_at_once(self, store: BaseStore) -> None:
+        keys = [f"k{i}" for i in range(1200)]  # more than one SQLite parameter batch
+        store.put_records("many", [(k, {"i": i, "s": "ü"}) for i, k in enumerate(keys)])
+        store.put_record("other", "k1", {"i": -1})
+        wanted = ["k1199", "missing", "k0", "k1", "k0"]
+        assert store.get_records("many", wanted) == {
+            "k1199": {"i": 1199, "s": "ü"},
+            "k0": {"i": 0, "s": "ü"},
+            "k1": {"i": 1, "s": "ü"},
+        }
+        got = store.get_records("many", keys)
+        assert len(got) == 1200 and got["k777"] == {"i": 777, "s": "ü"}
+        assert store.get_records("many", []) == {}
+        assert store.get_records("nothing", ["k0"]) == {}
+
     def test_record_where_filters(self, store: BaseStore) -> None:
         store.put_records(
             "log",
