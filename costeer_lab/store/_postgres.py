@@ -34,9 +34,10 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from costeer_lab.errors import ConfigurationError, InvalidInputError, StoreError
-from costeer_lab.store._codec import check_str, dumps_json, loads_json
+from costeer_lab.store._codec import check_str, loads_json
 from costeer_lab.store._postgres_data import PostgresDataMixin
 from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
+from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
@@ -175,17 +176,7 @@ class PostgresStore(PostgresDataMixin):
     # -- nodes -----------------------------------------------------------------------------
     def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
         now = time.time()
-        rows = []
-        for node in nodes:
-            if not isinstance(node, NodeRecord):
-                raise InvalidInputError(f"put_nodes expects NodeRecord items, got {node!r}")
-            check_str(node.id, "node id")
-            check_str(node.kind, f"kind of node {node.id!r}")
-            check_str(node.content, f"content of node {node.id!r}")
-            if not isinstance(node.attrs, dict):
-                raise InvalidInputError(f"attrs of node {node.id!r} must be a dict")
-            attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}")
-            rows.append((node.id, node.kind, node.content, attrs, node.created_at or now, now))
+        rows = node_rows(nodes, now)
         if not rows:
             return
         with self._write() as conn, conn.cursor() as cur:
@@ -236,16 +227,7 @@ class PostgresStore(PostgresDataMixin):
     # -- edges -----------------------------------------------------------------------------
     def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
         now = time.time()
-        rows = []
-        for edge in edges:
-            if not isinstance(edge, EdgeRecord):
-                raise InvalidInputError(f"put_edges expects EdgeRecord items, got {edge!r}")
-            for name in ("src", "dst", "kind"):
-                check_str(getattr(edge, name), f"edge {name}")
-            if not isinstance(edge.attrs, dict):
-                raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
-            attrs = dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
-            rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
+        rows = edge_rows(edges, now)
         if not rows:
             return
         with self._write() as conn, conn.cursor() as cur:

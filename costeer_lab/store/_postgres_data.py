@@ -36,6 +36,7 @@ from costeer_lab.store._codec import (
 )
 from costeer_lab.store._postgres_base import PostgresBase
 from costeer_lab.store._postgres_schema import advisory_key
+from costeer_lab.store._rows import vector_input
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import JSONValue
 
@@ -101,17 +102,10 @@ class PostgresDataMixin(PostgresBase):
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
     ) -> None:
-        check_str(collection, "collection")
-        check_str(embedder_id, "embedder_id")
-        keys = id_list(ids, "vector ids")
-        if not keys:
-            if np.ndim(vectors) != 2 or np.shape(vectors)[0] != 0:
-                raise InvalidInputError(
-                    f"vectors must be an empty 2-D array when no ids are given, "
-                    f"got shape {np.shape(vectors)}"
-                )
+        checked = vector_input(collection, embedder_id, ids, vectors)
+        if checked is None:
             return
-        matrix = as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
+        keys, matrix = checked
         dim = int(matrix.shape[1])
         rows = [
             (collection, key, embedder_id, dim, vec) for key, vec in zip(keys, matrix, strict=True)

@@ -26,6 +26,7 @@ from costeer_lab.store._codec import (
     encode_vector,
     loads_json,
 )
+from costeer_lab.store._rows import vector_input
 from costeer_lab.store._sqlite_base import SQLiteBase, id_list
 from costeer_lab.store._types import JSONValue
 
@@ -77,17 +78,10 @@ class SQLiteDataMixin(SQLiteBase):
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
     ) -> None:
-        check_str(collection, "collection")
-        check_str(embedder_id, "embedder_id")
-        keys = id_list(ids, "vector ids")
-        if not keys:
-            if np.ndim(vectors) != 2 or np.shape(vectors)[0] != 0:
-                raise InvalidInputError(
-                    f"vectors must be an empty 2-D array when no ids are given, "
-                    f"got shape {np.shape(vectors)}"
-                )
+        checked = vector_input(collection, embedder_id, ids, vectors)
+        if checked is None:
             return
-        matrix = as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
+        keys, matrix = checked
         dim = int(matrix.shape[1])
         rows = [
             (collection, key, embedder_id, dim, encode_vector(vec))

@@ -1,0 +1,70 @@
+"""Input checks shared by every store backend: each turns what a caller passed into the rows a
+backend writes, or raises :class:`~costeer_lab.errors.InvalidInputError` naming the bad item."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.store._codec import as_matrix, check_str, dumps_json
+from costeer_lab.store._sqlite_base import id_list
+from costeer_lab.store._types import EdgeRecord, NodeRecord
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+__all__ = ["edge_rows", "node_rows", "vector_input"]
+
+
+def node_rows(
+    nodes: Iterable[NodeRecord], now: float
+) -> list[tuple[str, str, str, str, float, float]]:
+    """``(id, kind, content, attrs_json, created_at, updated_at)`` per node."""
+    rows = []
+    for node in nodes:
+        if not isinstance(node, NodeRecord):
+            raise InvalidInputError(f"put_nodes expects NodeRecord items, got {node!r}")
+        check_str(node.id, "node id")
+        check_str(node.kind, f"kind of node {node.id!r}")
+        check_str(node.content, f"content of node {node.id!r}")
+        if not isinstance(node.attrs, dict):
+            raise InvalidInputError(f"attrs of node {node.id!r} must be a dict")
+        attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}")
+        rows.append((node.id, node.kind, node.content, attrs, node.created_at or now, now))
+    return rows
+
+
+def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, str, str, float]]:
+    """``(src, dst, kind, attrs_json, created_at)`` per edge."""
+    rows = []
+    for edge in edges:
+        if not isinstance(edge, EdgeRecord):
+            raise InvalidInputError(f"put_edges expects EdgeRecord items, got {edge!r}")
+        for name in ("src", "dst", "kind"):
+            check_str(getattr(edge, name), f"edge {name}")
+        if not isinstance(edge.attrs, dict):
+            raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
+        attrs = dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
+        rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
+    return rows
+
+
+def vector_input(
+    collection: str, embedder_id: str, ids: Sequence[str], vectors: npt.NDArray[np.float32]
+) -> tuple[list[str], npt.NDArray[np.float32]] | None:
+    """The checked ``(ids, (n, d) float32 matrix)`` of a ``put_vectors`` call; ``None`` when
+    there is nothing to write."""
+    check_str(collection, "collection")
+    check_str(embedder_id, "embedder_id")
+    keys = id_list(ids, "vector ids")
+    if not keys:
+        if np.ndim(vectors) != 2 or np.shape(vectors)[0] != 0:
+            raise InvalidInputError(
+                f"vectors must be an empty 2-D array when no ids are given, "
+                f"got shape {np.shape(vectors)}"
+            )
+        return None
+    return keys, as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
