@@ -268,6 +268,7 @@ def wait_and_run(
     keep: set[int | None],
     *,
     warm: bool = True,
+    warm_rounds: int = 2,
 ) -> NoReturn:
     """Body of a pre-forked spare child: drop the worker's descriptors, warm up while idle
     (``warm``, see :mod:`._warm`), wait for the request (read to EOF), then :func:`run_child`
@@ -281,7 +282,7 @@ def wait_and_run(
                 with contextlib.suppress(OSError):
                     os.close(fd)
         if warm:
-            idle_warm_up(req_fd)
+            idle_warm_up(req_fd, rounds=warm_rounds)
         chunks = []
         while chunk := os.read(req_fd, 1 << 16):
             chunks.append(chunk)

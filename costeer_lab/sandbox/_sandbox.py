@@ -107,6 +107,7 @@ class Sandbox:
             "uid_slots": self.settings.uid_slots,
             "lock_dir": self.settings.lock_dir,
             "warm_spares": self.settings.warm_spares,
+            "warm_up_rounds": self.settings.warm_up_rounds,
             "view": plan(resolve(self.packages)),
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
             "sleep_path": shutil.which("sleep"),

@@ -280,7 +280,11 @@ class _Worker:
         if pid == 0:  # pragma: no cover - child
             keep = {req_r, status_w, self.host_netns_fd}
             warm = bool(self.config.get("warm_spares", True))
-            wait_and_run(req_r, status_w, self.host_netns_fd, self.view_root, keep, warm=warm)
+            rounds = int(self.config.get("warm_up_rounds", 2))
+            wait_and_run(
+                req_r, status_w, self.host_netns_fd, self.view_root, keep,
+                warm=warm, warm_rounds=rounds,
+            )  # fmt: skip
         os.close(req_r)
         os.close(status_w)
         os.set_blocking(status_r, False)

@@ -44,6 +44,9 @@ class SandboxSettings(BaseModel):
     #: Let each pre-forked child run a small pandas warm-up at idle CPU priority while it
     #: waits for its request (root only; about 20 ms less per pandas run, see ``_warm.py``).
     warm_spares: bool = True
+    #: How many times a spare runs the warm-up workload at most (it stops as soon as its
+    #: request arrives). Two rounds make the pages of a factor script the child's own.
+    warm_up_rounds: int = Field(default=2, ge=1, le=1000)
     #: Import names of the libraries runs may import besides the standard library (with
     #: everything they require); every other installed package is absent from a run's view.
     #: Evaluators pass their own list (see ``EvaluatorSettings``).

@@ -60,16 +60,21 @@ def test_warm_up_leaves_no_state_behind(tmp_path: os.PathLike[str]) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="spares warm up only as root")
 def test_a_run_is_billed_only_its_own_cpu_time() -> None:
     """The spare's warm-up happens in the run's own process before the request comes; the
-    reported CPU time (and the CPU limit) must not include it."""
+    reported CPU time (and the CPU limit) must not include it.
+
+    The spares here warm up for many rounds, so the warm-up costs far more CPU than the run
+    (about 0.5 s against 10-30 ms): were it billed, the figure would be off by a wide margin
+    on any machine, not by a few milliseconds of noise."""
+    rounds = 40
     run_steps(lambda: False)  # imports and first calls, so the next figure is the work alone
     start = time.process_time()
-    run_steps(lambda: False, rounds=2)
+    run_steps(lambda: False, rounds=rounds)
     warm_cpu = time.process_time() - start
     for warm in (True, False):
-        settings = SandboxSettings(warm_spares=warm)
+        settings = SandboxSettings(warm_spares=warm, warm_up_rounds=rounds)
         with Sandbox(Limits(wall_time_s=30, cpu_time_s=1), settings=settings) as sandbox:
             sandbox.start()
-            time.sleep(1.0)  # the spare finishes its warm-up
+            time.sleep(2 * warm_cpu + 0.5)  # the spare finishes its warm-up on an idle core
             result = sandbox.run(Workspace({"main.py": "print(1)"}))
         assert result.ok, result.describe()
         assert result.cpu_time_s < warm_cpu / 3, (warm, result.cpu_time_s, warm_cpu)
