@@ -1,0 +1,58 @@
+"""The bundled PostgreSQL test server: sized as asked, and a bad size is a clear error that
+leaves nothing running."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import psutil
+import pytest
+
+from costeer_lab.testing import PostgresTestServer, PostgresUnavailable
+from costeer_lab.testing._postgres import URL_ENV
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get(URL_ENV, "").strip()), reason="sizes apply to the bundled server only"
+)
+
+
+def _setting(url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(f"SHOW {name}").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def _postgres_pids() -> set[int]:
+    """Server (postmaster) processes: ``postgres -D DATADIR``, not their per-connection children."""
+    return {
+        p.pid
+        for p in psutil.process_iter(["name", "cmdline"])
+        if p.info["name"] == "postgres" and "-D" in (p.info["cmdline"] or [])
+    }
+
+
+def test_server_is_sized_as_asked(postgres_server: PostgresTestServer) -> None:
+    # the session server has PostgreSQL's default cache and the larger index-build memory
+    assert _setting(postgres_server.admin_url, "shared_buffers") == "128MB"
+    assert _setting(postgres_server.admin_url, "maintenance_work_mem") == "512MB"
+    with PostgresTestServer(shared_buffers="200MB", maintenance_work_mem="300MB") as server:
+        url = server.create_database("sized")
+        assert _setting(url, "shared_buffers") == "200MB"  # took effect: the server restarted
+        assert _setting(url, "maintenance_work_mem") == "300MB"
+        assert _setting(url, "fsync") == "off"
+
+
+def test_a_bad_size_names_the_setting_and_leaves_nothing_behind(
+    postgres_server: PostgresTestServer,
+) -> None:
+    before = set(os.listdir(tempfile.gettempdir()))
+    running = _postgres_pids()
+    with pytest.raises(PostgresUnavailable, match="shared_buffers"):
+        PostgresTestServer(shared_buffers="lots")
+    new = set(os.listdir(tempfile.gettempdir())) - before
+    assert [name for name in new if name.startswith("cl-pg-")] == [], "a data directory is left"
+    assert _postgres_pids() <= running, "the server that failed to start is still running"
