@@ -19,11 +19,20 @@ measures
   ``record=True`` (usage counted, search logged: one transaction) is reported beside it;
 * recall@10 of the backend's ids against an exact numpy top-10 over the same vectors;
 * the baseline: that exact numpy scan (query embedding included) over the matrix held in memory,
-  with ``search_vs_exact_ratio`` = exact p50 / backend p50 (> 1: the backend is faster).
+  with ``search_vs_exact_ratio`` = exact p50 / backend p50 (> 1: the backend is faster);
+* the latency/recall trade-off of each HNSW index: ``search_p50`` and ``recall@10`` for
+  ``ef_search`` from 16 to 400 (cases ``<backend> N=… ef_search=…``). Both indexes answer faster
+  for less recall, so a latency is only comparable at a stated recall: the case ``N=… matched
+  recall`` gives PostgreSQL's p50 at the smallest ``ef_search`` that reaches the recall SQLite +
+  FAISS has at its default setting, and the fastest setting of each backend under 2 ms p50 with
+  the recall it keeps there.
 
 PostgreSQL comes from ``PostgresTestServer`` (the ``pgserver`` wheel, or
-``COSTEER_LAB_TEST_POSTGRES_URL``); when it or the PostgreSQL store backend is unavailable the
-rows are left out and the reason is printed.
+``COSTEER_LAB_TEST_POSTGRES_URL``), with a 1 GB buffer cache so the 100k index (about 200 MB)
+and its table are served from memory, as the FAISS index is on the other side (at PostgreSQL's
+default 128 MB a third of the pages an HNSW search touches come from outside the cache). When
+it or the PostgreSQL store backend is unavailable the rows are left out and the reason is
+printed.
 
 Run: ``python -m benchmarks.memory [--quick] [--json PATH|-]``.
 """
@@ -45,6 +54,7 @@ import numpy.typing as npt
 
 from benchmarks._common import Results, finish, parse_args, percentile
 from costeer_lab.memory import PatternMemory
+from costeer_lab.settings import MemorySettings
 
 K = 10
 _FAMILIES = (
@@ -119,7 +129,7 @@ def _postgres() -> Iterator[Callable[[str], str] | str]:
     from costeer_lab.testing import PostgresTestServer, PostgresUnavailable
 
     try:
-        server = PostgresTestServer()
+        server = PostgresTestServer(shared_buffers="1GB")
     except PostgresUnavailable as exc:
         yield f"PostgreSQL with pgvector cannot start here: {exc}"
         return
@@ -150,7 +160,9 @@ class _Echo(Results):
 
 def _run(
     results: Results, backend: str, url: str, n: int, corpus: _Corpus, n_queries: int
-) -> None:
+) -> Curve:
+    """Measure one backend at size ``n``; returns its latency/recall curve (only the default
+    setting when its index is exact)."""
     case = f"{backend} N={n:,}"
     native = backend == "postgres"
     # PostgreSQL is bulk-loaded without its HNSW index, which is then built in one go (the
@@ -183,20 +195,15 @@ def _run(
     mem.search_patterns(queries[0], threshold=-1, limit=K, record=False)  # warm
     ids, matrix, _ = mem.store.load_vectors("memory.patterns")
     unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-    embed = mem.embedder.embed
-    ours: list[float] = []
     exact: list[float] = []
-    recalls: list[float] = []
+    truths: list[set[str]] = []
     for q in queries:
         t0 = time.perf_counter()
-        got = mem.search_patterns(q, threshold=-1, limit=K, record=False)
-        ours.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        vec = embed([q])[0]
+        vec = mem.embedder.embed([q])[0]
         truth = _topk(unit, vec, K)
         exact.append(time.perf_counter() - t0)
-        want = {ids[i] for i in truth}
-        recalls.append(len(want & {m.id for m in got}) / K)
+        truths.append({ids[i] for i in truth})
+    ours, recall = _search(mem, queries, truths)
     counted = []
     for q in queries[: max(10, n_queries // 4)]:
         t0 = time.perf_counter()
@@ -207,9 +214,86 @@ def _run(
     results.add(case, "search_recorded_p50", percentile(counted, 50) * 1e3, "ms")
     results.add(case, "exact_scan_p50", percentile(exact, 50) * 1e3, "ms")
     results.add_ratio(case, "search_vs_exact_ratio", percentile(exact, 50), percentile(ours, 50))
-    results.add(case, "recall@10", float(np.mean(recalls)), "fraction")
+    results.add(case, "recall@10", recall, "fraction")
     results.add(case, "index", 1.0, mem.vectors.backend)
+    curve = {_default_ef(mem): (percentile(ours, 50) * 1e3, recall)}
+    if _hnsw(mem):
+        for ef in EF_SWEEP:
+            _set_ef(mem, ef)
+            lat, rec = _search(mem, queries, truths)
+            curve[ef] = (percentile(lat, 50) * 1e3, rec)
+            results.add(f"{case} ef_search={ef}", "search_p50", curve[ef][0], "ms")
+            results.add(f"{case} ef_search={ef}", "recall@10", rec, "fraction")
     mem.close()
+    return curve
+
+
+#: ``ef_search`` values of the latency/recall sweep.
+EF_SWEEP = (16, 32, 48, 64, 100, 128, 200, 400)
+#: The latency target of the issue: search p50 at 100k patterns.
+TARGET_MS = 2.0
+
+#: One backend's trade-off: ``ef_search -> (search p50 in ms, recall@10)``.
+Curve = dict[int, tuple[float, float]]
+
+
+def _search(
+    mem: PatternMemory, queries: list[str], truths: list[set[str]]
+) -> tuple[list[float], float]:
+    """Latencies of ``search_patterns`` over ``queries`` and the mean recall@10 against
+    ``truths`` (the exact top-10 ids of each query)."""
+    lat: list[float] = []
+    recalls: list[float] = []
+    for q, want in zip(queries, truths, strict=True):
+        t0 = time.perf_counter()
+        got = mem.search_patterns(q, threshold=-1, limit=K, record=False)
+        lat.append(time.perf_counter() - t0)
+        recalls.append(len(want & {m.id for m in got}) / K)
+    return lat, float(np.mean(recalls))
+
+
+def _hnsw(mem: PatternMemory) -> bool:
+    """Whether the searches go through an HNSW index (the sweep means nothing on exact ones)."""
+    if mem.vectors.native:
+        store: Any = mem.store
+        return bool(store.vector_index == "hnsw" and len(mem) >= store.index_min_rows)
+    return mem.vectors.sync().kind == "hnsw"
+
+
+def _default_ef(mem: PatternMemory) -> int:
+    store: Any = mem.store
+    return int(store.ef_search if mem.vectors.native else mem.vectors.sync().ef_search)
+
+
+def _set_ef(mem: PatternMemory, ef: int) -> None:
+    """The beam width of the next searches: ``hnsw.ef_search`` on PostgreSQL, ``efSearch`` of
+    the FAISS index on SQLite."""
+    if mem.vectors.native:
+        store: Any = mem.store
+        store.ef_search = ef
+    else:
+        mem.vectors.sync().ef_search = ef
+
+
+def _matched(results: Results, n: int, sqlite: Curve, postgres: Curve, default_ef: int) -> None:
+    """PostgreSQL's p50 at the recall SQLite + FAISS has by default, and each backend's fastest
+    setting under the target with the recall it keeps."""
+    case = f"N={n:,} matched recall"
+    p50, recall = sqlite[default_ef]
+    results.add(case, "sqlite_default_p50", p50, "ms")
+    results.add(case, "sqlite_default_recall@10", recall, "fraction")
+    reaching = sorted(ef for ef, (_, r) in postgres.items() if r >= recall - 0.005)
+    if reaching:
+        ef = reaching[0]
+        results.add(case, "postgres_ef_search_at_same_recall", ef, "beam")
+        results.add(case, "postgres_p50_at_same_recall", postgres[ef][0], "ms")
+        results.add_ratio(case, "postgres_vs_sqlite_at_same_recall_ratio", p50, postgres[ef][0])
+    for name, curve in (("sqlite", sqlite), ("postgres", postgres)):
+        under = [(r, ef) for ef, (lat, r) in curve.items() if lat <= TARGET_MS]
+        if under:
+            best_recall, ef = max(under)
+            results.add(case, f"{name}_best_recall_under_{TARGET_MS:g}ms", best_recall, "fraction")
+            results.add(case, f"{name}_ef_search_for_it", ef, "beam")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     results = _Echo("memory")
     with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
         for n in sizes:
+            curves: dict[str, Curve] = {}
             for backend in args.backends:
                 corpus = _Corpus(args.seed)  # the same data for both backends
                 if backend == "sqlite":
@@ -232,7 +317,10 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 else:
                     url = pg(f"bench_{n}")
-                _run(results, backend, url, n, corpus, n_queries)
+                curves[backend] = _run(results, backend, url, n, corpus, n_queries)
+            if len(curves.get("sqlite", {})) > 1 and "postgres" in curves:
+                default_ef = MemorySettings().ef_search
+                _matched(results, n, curves["sqlite"], curves["postgres"], default_ef)
     return finish(results, args)
 
 
