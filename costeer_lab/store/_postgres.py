@@ -22,7 +22,11 @@ URL options (the rest of the query string goes to libpq, e.g. ``sslmode``, ``con
 ``schema`` (default ``public``), ``vector_index`` (``hnsw`` or ``none``: exact scans),
 ``ef_search`` (HNSW candidates per search, default 100; raised to ``k``), ``hnsw_m`` and
 ``hnsw_ef_construction`` (index build parameters, 16 and 64), ``index_min_rows`` (a collection
-gets its index when it reaches this many vectors, default 1,000; exact scans below).
+gets its index when it reaches this many vectors, default 1,000; exact scans below),
+``index_precision`` (``half``: the index holds the unit-length vectors as pgvector ``halfvec``,
+half the size and about twice as fast to search, needs pgvector 0.7+; ``single``: ``vector``;
+``auto``, the default: ``half`` where the server's pgvector has it). Scores and thresholds are
+always computed from the stored single-precision vectors.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ _OPTIONS = (
     "hnsw_m",
     "hnsw_ef_construction",
     "index_min_rows",
+    "index_precision",
 )
 
 
@@ -63,8 +68,8 @@ class PostgresStore(PostgresDataMixin):
     Args:
         url: ``postgresql://…`` or ``postgres://…`` (``postgresql+psycopg://`` is accepted);
             query options as in the module docstring.
-        schema / vector_index / ef_search / hnsw_m / hnsw_ef_construction / index_min_rows:
-            override the URL's options.
+        schema / vector_index / ef_search / hnsw_m / hnsw_ef_construction / index_min_rows /
+            index_precision: override the URL's options.
         connect_timeout_s: how long to wait for the server.
 
     Raises:
@@ -90,6 +95,7 @@ class PostgresStore(PostgresDataMixin):
         hnsw_m: int | None = None,
         hnsw_ef_construction: int | None = None,
         index_min_rows: int | None = None,
+        index_precision: Literal["auto", "half", "single"] | None = None,
         connect_timeout_s: float = 30.0,
     ) -> None:
         try:
@@ -107,6 +113,7 @@ class PostgresStore(PostgresDataMixin):
             "hnsw_m": hnsw_m,
             "hnsw_ef_construction": hnsw_ef_construction,
             "index_min_rows": index_min_rows,
+            "index_precision": index_precision,
         }
         opts.update({k: v for k, v in given.items() if v is not None})
         self.schema = _check_schema(str(opts.get("schema", "public")), url)
@@ -121,6 +128,12 @@ class PostgresStore(PostgresDataMixin):
         self.hnsw_ef_construction = _positive(
             opts.get("hnsw_ef_construction", 64), "hnsw_ef_construction", url, 4, 1000
         )
+        precision = str(opts.get("index_precision", "auto"))
+        if precision not in ("auto", "half", "single"):
+            raise ConfigurationError(
+                f"index_precision must be 'auto', 'half' or 'single', got {precision!r} in "
+                f"{redact_url(url)!r}"
+            )
         self.index_min_rows = _positive(
             opts.get("index_min_rows", 1000), "index_min_rows", url, 1, 10**9
         )
@@ -129,6 +142,7 @@ class PostgresStore(PostgresDataMixin):
         self._depth = 0
         self._lock_depth = None
         self._indexed = set()
+        self._index_kinds = {}
         self._ef_session = None
         self._write_key = advisory_key("costeer_lab", self.schema, "write")
         self._conn = None
@@ -150,6 +164,7 @@ class PostgresStore(PostgresDataMixin):
             from costeer_lab.store._postgres_vector import register_vector_adapters
 
             register_vector_adapters(conn)
+            self.index_precision = _resolve_precision(conn, precision, self._where)
         except psycopg.Error as exc:
             conn.close()
             raise StoreError(f"cannot open store {self._where}: {exc}") from exc
@@ -348,3 +363,23 @@ def _positive(value: object, name: str, url: str, low: int, high: int) -> int:
 
 def _node(row: Sequence[Any]) -> NodeRecord:
     return NodeRecord(row[0], row[1], row[2], loads_json(row[3]), row[4], row[5])
+
+
+def _pgvector_version(conn: Any) -> tuple[int, ...]:
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        return ()
+    return tuple(int(part) for part in re.findall(r"\d+", str(row[0]))[:3])
+
+
+def _resolve_precision(conn: Any, asked: str, where: str) -> str:
+    """``half`` or ``single``: what the HNSW indexes this store builds will hold."""
+    has_half = _pgvector_version(conn) >= (0, 7)
+    if asked == "auto":
+        return "half" if has_half else "single"
+    if asked == "half" and not has_half:
+        raise ConfigurationError(
+            f"index_precision=half needs pgvector 0.7 or later (halfvec); the server of "
+            f"{where} has pgvector {'.'.join(map(str, _pgvector_version(conn))) or 'missing'}"
+        )
+    return asked

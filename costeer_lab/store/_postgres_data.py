@@ -2,13 +2,19 @@
 
 Vectors sit in one ``vector`` column of any dimension. The write that brings a collection of
 dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
-on ``embedding::vector(d)`` restricted to that collection and dimension; smaller collections are
-scanned exactly (as fast at that size, and inserts stay cheap: each insert into an HNSW index
-costs about a millisecond of server CPU). :meth:`PostgresDataMixin.search_vectors` ranks with
-``ORDER BY embedding::vector(d) <=> query LIMIT k`` with ``min_score`` applied in the ``WHERE``
-clause. ``hnsw.ef_search`` is raised to at least ``k`` for each search, so a threshold still
-leaves ``k`` results whenever ``k`` qualify among the nearest ``ef_search``. A search restricted
-to candidate ``ids`` ranks exactly those candidates (no index, cost grows with ``len(ids)``).
+restricted to that collection and dimension; smaller collections are scanned exactly (as fast at
+that size, and inserts stay cheap: each insert into an HNSW index costs about a millisecond of
+server CPU). The index is on ``l2_normalize(embedding::vector(d))::halfvec(d)`` (precision
+``half``, pgvector 0.7+: half the pages, so a search touches half the memory; normalising first
+keeps every value within half precision's range and leaves cosines unchanged) or on
+``embedding::vector(d)`` (``single``). :meth:`PostgresDataMixin.search_vectors` ranks with
+``ORDER BY <that expression> <=> query LIMIT k``; the returned scores and ``min_score`` (in the
+``WHERE`` clause) use the stored single-precision vectors, so half precision only decides which
+candidates the index walk visits. A collection is searched through whichever index it has (one
+built with another precision setting, or by another process, included). ``hnsw.ef_search`` is
+raised to at least ``k`` for each search, so a threshold still leaves ``k`` results whenever
+``k`` qualify among the nearest ``ef_search``. A search restricted to candidate ``ids`` ranks
+exactly those candidates (no index, cost grows with ``len(ids)``).
 
 Record ``where`` filters run in SQL on the ``json`` column with the same meaning as in SQLite:
 ``True`` matches only JSON ``true`` (not ``1``), ``None`` only an explicit ``null``, and ``1``
@@ -47,6 +53,25 @@ __all__ = ["PostgresDataMixin"]
 
 #: pgvector's largest ``hnsw.ef_search``; a larger ``k`` is searched exactly.
 _MAX_EF_SEARCH = 1000
+#: The operator class of each index precision.
+_OPS = {"half": "halfvec_cosine_ops", "single": "vector_cosine_ops"}
+
+
+def _index_name(collection: str, dim: int, precision: str) -> str:
+    kind = "hnswh" if precision == "half" else "hnsw"
+    return f"vectors_{kind}_{advisory_key(collection) & 0xFFFFFFFFFFFF:012x}_{dim}"
+
+
+def _indexed_expression(dim: int, precision: str, value: str) -> Any:
+    """The expression an index of ``precision`` holds, applied to the column or a parameter
+    (``value``: ``embedding`` or ``%b``)."""
+    from psycopg import sql
+
+    if precision == "half":
+        return sql.SQL("(l2_normalize(" + value + "::vector({}))::halfvec({}))").format(
+            sql.Literal(dim), sql.Literal(dim)
+        )
+    return sql.SQL("(" + value + "::vector({}))").format(sql.Literal(dim))
 
 
 class PostgresDataMixin(PostgresBase):
@@ -57,7 +82,9 @@ class PostgresDataMixin(PostgresBase):
     index_min_rows: int
     hnsw_m: int
     hnsw_ef_construction: int
+    index_precision: str
     _indexed: set[tuple[str, int]]
+    _index_kinds: dict[tuple[str, int], str]
     _ef_session: int | None
 
     # -- embedding cache -------------------------------------------------------------------
@@ -150,25 +177,45 @@ class PostgresDataMixin(PostgresBase):
         )
         if int(held[0][0]) < self.index_min_rows:
             return
-        name = f"vectors_hnsw_{advisory_key(collection) & 0xFFFFFFFFFFFF:012x}_{dim}"
         self._connection().execute(
             sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw "
-                "((embedding::vector({})) vector_cosine_ops) WITH (m = {}, ef_construction = {}) "
-                "WHERE collection = {} AND dim = {}"
+                "CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw ({} {}) "
+                "WITH (m = {}, ef_construction = {}) WHERE collection = {} AND dim = {}"
             ).format(
-                sql.Identifier(name),
-                sql.Literal(dim),
+                sql.Identifier(_index_name(collection, dim, self.index_precision)),
+                _indexed_expression(dim, self.index_precision, "embedding"),
+                sql.SQL(_OPS[self.index_precision]),
                 sql.Literal(self.hnsw_m),
                 sql.Literal(self.hnsw_ef_construction),
                 sql.Literal(collection),
                 sql.Literal(dim),
             )
         )
+        self._index_kinds[(collection, dim)] = self.index_precision
         self._indexed.add((collection, dim))
 
     def _forget_created(self) -> None:
         self._indexed.clear()
+        self._index_kinds.clear()
+
+    def _index_kind(self, collection: str, dim: int) -> str | None:
+        """The precision of the HNSW index ``(collection, dim)`` has (``half``/``single``), or
+        None when it has none yet (looked up until one exists, then remembered)."""
+        known = self._index_kinds.get((collection, dim))
+        if known is not None:
+            return known
+        names = {_index_name(collection, dim, kind): kind for kind in _OPS}
+        rows = self._rows(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND tablename = 'vectors' AND indexname = ANY(%s)",
+            (list(names),),
+        )
+        found = sorted(names[r[0]] for r in rows)
+        if not found:
+            return None
+        kind = self.index_precision if self.index_precision in found else found[0]
+        self._index_kinds[(collection, dim)] = kind
+        return kind
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
         check_str(collection, "collection")
@@ -243,6 +290,8 @@ class PostgresDataMixin(PostgresBase):
             # pgvector's cosine distance is NaN here; the exact scan defines these scores.
             return super().search_vectors(collection, vector, k, min_score=min_score, ids=ids)
         exact = candidates is not None or self.vector_index != "hnsw" or k > _MAX_EF_SEARCH
+        kind = None if exact else self._index_kind(collection, dim)
+        exact = exact or kind is None  # no index yet: a scan, ranked exactly
         distance = sql.SQL("(embedding::vector({}) <=> %b::vector({}))").format(
             sql.Literal(dim), sql.Literal(dim)
         )
@@ -259,8 +308,13 @@ class PostgresDataMixin(PostgresBase):
         if candidates is not None:
             where.append(sql.SQL("item_id = ANY(%s)"))
             params.append(candidates)
-        # ``+ 0`` keeps the planner off the approximate index: exact ranking, ties by id.
-        order = sql.SQL("{} + 0, item_id" if exact else "{}").format(distance)
+        if exact:  # ``+ 0`` keeps the planner off any index: exact ranking, ties by id
+            order: sql.Composable = sql.SQL("{} + 0, item_id").format(distance)
+        else:  # the indexed expression, so the planner walks the HNSW index
+            order = sql.SQL("({} <=> {})").format(
+                _indexed_expression(dim, str(kind), "embedding"),
+                _indexed_expression(dim, str(kind), "%b"),
+            )
         params += [vector, k]
         statement = sql.SQL(
             "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"

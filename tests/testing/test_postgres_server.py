@@ -27,7 +27,7 @@ def _setting(url: str, name: str) -> str:
 
 
 def _postgres_pids() -> set[int]:
-    """Server (postmaster) processes: ``postgres -D DATADIR``, not their per-connection children."""
+    """Server processes (``postgres -D DATADIR``), not their per-connection children."""
     return {
         p.pid
         for p in psutil.process_iter(["name", "cmdline"])
