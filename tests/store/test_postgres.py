@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any, Literal
 
 import numpy as np
 import psycopg
@@ -88,7 +89,9 @@ _PRECISIONS = {
 
 
 @pytest.mark.parametrize("precision", ["half", "single"])
-def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str, precision: str) -> None:
+def test_vectors_use_a_per_collection_hnsw_index(
+    postgres_url: str, precision: Literal["half", "single"]
+) -> None:
     ops, expression, prefix = _PRECISIONS[precision]
     rng = np.random.default_rng(0)
     with PostgresStore(postgres_url, index_min_rows=40, index_precision=precision) as store:
@@ -122,25 +125,25 @@ def test_vectors_use_a_per_collection_hnsw_index(postgres_url: str, precision: s
 def _plan_of_search(store: PostgresStore, collection: str, query: np.ndarray) -> str:
     """The plan the server chose for ``store.search_vectors`` (the statement is captured by
     running the search with EXPLAIN put in front of it)."""
-    conn = store._connection()
+    from psycopg import sql
+
+    conn: Any = store._connection()
     captured: list[str] = []
     original = conn.execute
 
-    def explain(statement: object, params: object = None, **kw: object) -> object:
-        from psycopg import sql
-
+    def explain(statement: Any, params: Any = None, **kw: Any) -> Any:
         if isinstance(statement, sql.Composable) and "ORDER BY" in statement.as_string(conn):
             plan = original(sql.SQL("EXPLAIN ") + statement, params).fetchall()
             captured.extend(r[0] for r in plan)
-        return original(statement, params, **kw)  # type: ignore[arg-type]
+        return original(statement, params, **kw)
 
     original("SET enable_seqscan = off")  # tiny tables: plan as a large one would be planned
     original("SET enable_sort = off")
-    conn.execute = explain  # type: ignore[method-assign]
+    conn.execute = explain
     try:
         store.search_vectors(collection, query, 3)
     finally:
-        conn.execute = original  # type: ignore[method-assign]
+        conn.execute = original
         original("RESET enable_seqscan")
         original("RESET enable_sort")
     assert captured, "the search ran no ranking statement"
@@ -152,7 +155,9 @@ def _exact(store: BaseStore, *args: object, **kw: object) -> list[tuple[str, flo
 
 
 @pytest.mark.parametrize("precision", ["half", "single"])
-def test_search_agrees_with_the_exact_scan(postgres_url: str, precision: str) -> None:
+def test_search_agrees_with_the_exact_scan(
+    postgres_url: str, precision: Literal["half", "single"]
+) -> None:
     """HNSW results against the exact default on 3,000 clustered vectors, filters included;
     scores are the exact single-precision cosines with either index."""
     rng = np.random.default_rng(7)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
-import psutil
 import pytest
 
 from costeer_lab.testing import PostgresTestServer, PostgresUnavailable
@@ -28,11 +28,15 @@ def _setting(url: str, name: str) -> str:
 
 def _postgres_pids() -> set[int]:
     """Server processes (``postgres -D DATADIR``), not their per-connection children."""
-    return {
-        p.pid
-        for p in psutil.process_iter(["name", "cmdline"])
-        if p.info["name"] == "postgres" and "-D" in (p.info["cmdline"] or [])
-    }
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or it just ended
+            continue
+        if argv[0].endswith(b"/postgres") and b"-D" in argv:
+            found.add(int(entry.name))
+    return found
 
 
 def test_server_is_sized_as_asked(postgres_server: PostgresTestServer) -> None:
