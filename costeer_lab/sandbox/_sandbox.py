@@ -21,6 +21,7 @@ import signal
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,7 +40,7 @@ from costeer_lab.sandbox._fs import (
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
-from costeer_lab.sandbox._view import WORK_DIR, plan
+from costeer_lab.sandbox._view import RUN_PRIVATE, WORK_DIR, plan
 from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
@@ -108,7 +109,7 @@ class Sandbox:
             "lock_dir": self.settings.lock_dir,
             "warm_spares": self.settings.warm_spares,
             "warm_up_rounds": self.settings.warm_up_rounds,
-            "view": plan(resolve(self.packages)),
+            "view": _planned_view(self.packages),
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
             "sleep_path": shutil.which("sleep"),
         }
@@ -321,3 +322,19 @@ def shared_sandbox() -> Sandbox:
             sandbox = _SHARED[pid] = Sandbox()
             atexit.register(sandbox.close)
         return sandbox
+
+
+def _planned_view(packages: Sequence[str]) -> dict[str, Any]:
+    """The view of :func:`plan`, with a warning when part of the Python environment lies where
+    each run mounts its own private directories (it would be hidden from the runs)."""
+    view = plan(resolve(packages))
+    if view["shadowed"]:
+        warnings.warn(
+            f"the Python environment lies under {', '.join(RUN_PRIVATE)}, which every sandboxed "
+            f"run replaces with private mounts: runs cannot see {', '.join(view['shadowed'])} "
+            "and can import only the modules loaded before they start (numpy, pandas, pyarrow); "
+            "put the environment elsewhere (e.g. not in a checkout under /tmp)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return view

@@ -50,6 +50,9 @@ _ETC_FILES = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf", "host.c
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _PASSWD = "root:x:0:0:root:/root:/bin/sh\nsandbox:x:{uid}:{uid}:sandbox:/sandbox/work:/bin/sh\n"
 _GROUP = "root:x:0:\nsandbox:x:{uid}:\n"
+#: Paths each run replaces with its own private mounts (see :func:`enter`): whatever the view
+#: would hold beneath them is hidden from the run.
+RUN_PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/proc", "/sandbox")
 
 
 def _site_dirs() -> list[str]:
@@ -76,10 +79,13 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
             :func:`costeer_lab.sandbox._allowlist.resolve`).
 
     Returns:
-        ``{"binds": [[source, path]], "sites": {dir: [entry]}}``: the system directories and
-        the Python installation to bind read-only (a directory that is a link on the host, as
-        ``/bin`` on merged-``/usr`` systems, is bound from what it names: the view holds no
-        links), and each site-packages directory with the entries it keeps.
+        ``{"binds": [[source, path]], "sites": {dir: [entry]}, "shadowed": [path]}``: the
+        system directories and the Python installation to bind read-only (a directory that is
+        a link on the host, as ``/bin`` on merged-``/usr`` systems, is bound from what it names:
+        the view holds no links), each site-packages directory with the entries it keeps, and
+        the paths of both that lie under a run's private mounts (``RUN_PRIVATE``), which runs
+        therefore do not see: a Python environment under ``/tmp`` offers runs only the modules
+        the worker imported before it forked them.
     """
     binds: list[list[str]] = []  # [source, path in the view]
     for name in _SYSTEM_DIRS:
@@ -106,9 +112,15 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
     sites: dict[str, list[str]] = {d: [] for d in _site_dirs()}
     for directory, entries in packages.items():
         sites.setdefault(os.path.realpath(directory), []).extend(entries)
+    shadowed = sorted(
+        path
+        for path in [dst for _, dst in binds] + [d for d, e in sites.items() if e]
+        if any(path == p or path.startswith(p + "/") for p in RUN_PRIVATE)
+    )
     return {
         "binds": binds,
         "sites": {d: sorted(set(e)) for d, e in sites.items()},
+        "shadowed": shadowed,
     }
 
 
