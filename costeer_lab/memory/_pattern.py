@@ -158,9 +158,7 @@ class PatternMemory(MemoryBase):
             return []
         with self.store.transaction():
             self._lock_for_update()
-            known = {
-                pid for pid in prepared if self.store.get_record(PATTERN_KIND, pid) is not None
-            }
+            known = set(self.store.get_records(PATTERN_KIND, list(prepared)))  # one query
             new = [pid for pid in prepared if pid not in known]
             if new:
                 texts = [prepared[pid].pop("_text") for pid in new]

@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import costeer_lab
 from costeer_lab.memory import has_native_search, open_memory
 from costeer_lab.memory._pattern import PATTERN_KIND
+from tests._processes import kill_after_lines, spawn
 
 from ._worker import code_of
 
 WORKER = Path(__file__).with_name("_worker.py")
-REPO = Path(costeer_lab.__file__).resolve().parents[1]
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    return spawn(WORKER, *args)
 
 
 @pytest.mark.slow
@@ -78,18 +68,7 @@ def test_concurrent_agents_lose_no_count(store_url: str, tmp_path: Path) -> None
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkilled_writer_keeps_every_returned_pattern(store_url: str) -> None:
     proc = _spawn("forever", store_url)
-    assert proc.stdout is not None
-    printed: list[str] = []
-    try:
-        for line in proc.stdout:
-            printed.append(line.strip())
-            if len(printed) >= 200:
-                break
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        rest, err = proc.communicate(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, err
-    printed += rest.split("\n")[:-1]  # complete lines only
+    printed = kill_after_lines(proc, 200)
     assert len(printed) >= 200
     with open_memory(store_url, embedder="hashing") as memory:
         stored = {k for k, _ in memory.store.iter_records(PATTERN_KIND)}

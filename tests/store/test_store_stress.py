@@ -3,20 +3,17 @@ collection versions under concurrency, and SIGKILL durability."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import costeer_lab
 from costeer_lab.store import get_store
+from tests._processes import kill_after_lines, spawn
 
 WORKER = Path(__file__).with_name("_worker.py")
-REPO = Path(costeer_lab.__file__).resolve().parents[1]
 BACKENDS = ["sqlite", "postgres"]
 
 
@@ -31,14 +28,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    return spawn(WORKER, *args)
 
 
 def _run_concurrently(mode: str, target: str, go: Path, workers: int, n: int) -> None:
@@ -71,18 +61,7 @@ def test_concurrent_vector_writes_bump_the_version_every_time(target: str, tmp_p
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkilled_writer_loses_no_returned_write(target: str) -> None:
     proc = _spawn("forever", target)
-    assert proc.stdout is not None
-    printed: list[str] = []
-    try:
-        for line in proc.stdout:
-            printed.append(line.strip())
-            if len(printed) >= 300:
-                break
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        rest, err = proc.communicate(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, err
-    printed += rest.split("\n")[:-1]  # complete lines only: the last one may be cut short
+    printed = kill_after_lines(proc, 300)
     assert printed[:300] == [f"k{i}" for i in range(300)]
     if "://" not in target:
         conn = sqlite3.connect(target)  # a raw integrity check first, as the WAL is recovered
