@@ -13,7 +13,7 @@ the extra.
   ``INSERT … ON CONFLICT``. One ``PostgresStore`` object (one connection) per thread.
 * **Vectors.** A pgvector ``vector`` column with a partial HNSW cosine index per collection and
   dimension (built once the collection holds ``index_min_rows`` vectors); :meth:`search_vectors`
-  ranks in SQL (see ``_postgres_data.py``).
+  ranks in SQL (see ``_postgres_search.py``).
 * **Schema.** Versioned and migrated in place like the SQLite file (``_postgres_schema.py``).
   ``?schema=NAME`` keeps the store's tables in their own PostgreSQL schema (created if missing),
   so one database can hold several stores.

@@ -4,17 +4,7 @@ Vectors sit in one ``vector`` column of any dimension. The write that brings a c
 dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
 restricted to that collection and dimension; smaller collections are scanned exactly (as fast at
 that size, and inserts stay cheap: each insert into an HNSW index costs about a millisecond of
-server CPU). The index is on ``l2_normalize(embedding::vector(d))::halfvec(d)`` (precision
-``half``, pgvector 0.7+: half the pages, so a search touches half the memory; normalising first
-keeps every value within half precision's range and leaves cosines unchanged) or on
-``embedding::vector(d)`` (``single``). :meth:`PostgresDataMixin.search_vectors` ranks with
-``ORDER BY <that expression> <=> query LIMIT k``; the returned scores and ``min_score`` (in the
-``WHERE`` clause) use the stored single-precision vectors, so half precision only decides which
-candidates the index walk visits. A collection is searched through whichever index it has (one
-built with another precision setting, or by another process, included). ``hnsw.ef_search`` is
-raised to at least ``k`` for each search, so a threshold still leaves ``k`` results whenever
-``k`` qualify among the nearest ``ef_search``. A search restricted to candidate ``ids`` ranks
-exactly those candidates (no index, cost grows with ``len(ids)``).
+server CPU). What the index holds and how a search uses it: ``_postgres_search``.
 
 Record ``where`` filters run in SQL on the ``json`` column with the same meaning as in SQLite:
 ``True`` matches only JSON ``true`` (not ``1``), ``None`` only an explicit ``null``, and ``1``
@@ -40,8 +30,12 @@ from costeer_lab.store._codec import (
     encode_vector,
     loads_json,
 )
-from costeer_lab.store._postgres_base import PostgresBase
-from costeer_lab.store._postgres_schema import advisory_key
+from costeer_lab.store._postgres_search import (
+    OPS,
+    PostgresSearchMixin,
+    index_name,
+    indexed_expression,
+)
 from costeer_lab.store._rows import vector_input
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import JSONValue
@@ -51,41 +45,14 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresDataMixin"]
 
-#: pgvector's largest ``hnsw.ef_search``; a larger ``k`` is searched exactly.
-_MAX_EF_SEARCH = 1000
-#: The operator class of each index precision.
-_OPS = {"half": "halfvec_cosine_ops", "single": "vector_cosine_ops"}
 
+class PostgresDataMixin(PostgresSearchMixin):
+    """Embedding cache, vectors and records on top of :class:`PostgresSearchMixin`."""
 
-def _index_name(collection: str, dim: int, precision: str) -> str:
-    kind = "hnswh" if precision == "half" else "hnsw"
-    return f"vectors_{kind}_{advisory_key(collection) & 0xFFFFFFFFFFFF:012x}_{dim}"
-
-
-def _indexed_expression(dim: int, precision: str, value: str) -> Any:
-    """The expression an index of ``precision`` holds, applied to the column or a parameter
-    (``value``: ``embedding`` or ``%b``)."""
-    from psycopg import sql
-
-    if precision == "half":
-        return sql.SQL("(l2_normalize(" + value + "::vector({}))::halfvec({}))").format(
-            sql.Literal(dim), sql.Literal(dim)
-        )
-    return sql.SQL("(" + value + "::vector({}))").format(sql.Literal(dim))
-
-
-class PostgresDataMixin(PostgresBase):
-    """Embedding cache, vectors and records on top of :class:`PostgresBase`."""
-
-    vector_index: str
-    ef_search: int
     index_min_rows: int
     hnsw_m: int
     hnsw_ef_construction: int
-    index_precision: str
     _indexed: set[tuple[str, int]]
-    _index_kinds: dict[tuple[str, int], str]
-    _ef_session: int | None
 
     # -- embedding cache -------------------------------------------------------------------
     def get_cached_embeddings(
@@ -182,9 +149,9 @@ class PostgresDataMixin(PostgresBase):
                 "CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw ({} {}) "
                 "WITH (m = {}, ef_construction = {}) WHERE collection = {} AND dim = {}"
             ).format(
-                sql.Identifier(_index_name(collection, dim, self.index_precision)),
-                _indexed_expression(dim, self.index_precision, "embedding"),
-                sql.SQL(_OPS[self.index_precision]),
+                sql.Identifier(index_name(collection, dim, self.index_precision)),
+                indexed_expression(dim, self.index_precision, "embedding"),
+                sql.SQL(OPS[self.index_precision]),
                 sql.Literal(self.hnsw_m),
                 sql.Literal(self.hnsw_ef_construction),
                 sql.Literal(collection),
@@ -197,25 +164,6 @@ class PostgresDataMixin(PostgresBase):
     def _forget_created(self) -> None:
         self._indexed.clear()
         self._index_kinds.clear()
-
-    def _index_kind(self, collection: str, dim: int) -> str | None:
-        """The precision of the HNSW index ``(collection, dim)`` has (``half``/``single``), or
-        None when it has none yet (looked up until one exists, then remembered)."""
-        known = self._index_kinds.get((collection, dim))
-        if known is not None:
-            return known
-        names = {_index_name(collection, dim, kind): kind for kind in _OPS}
-        rows = self._rows(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
-            "AND tablename = 'vectors' AND indexname = ANY(%s)",
-            (list(names),),
-        )
-        found = sorted(names[r[0]] for r in rows)
-        if not found:
-            return None
-        kind = self.index_precision if self.index_precision in found else found[0]
-        self._index_kinds[(collection, dim)] = kind
-        return kind
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
         check_str(collection, "collection")
@@ -259,94 +207,6 @@ class PostgresDataMixin(PostgresBase):
             "SELECT embedder_id, dim FROM vectors WHERE collection = %s LIMIT 1", (collection,)
         )
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
-
-    def search_vectors(
-        self,
-        collection: str,
-        query: npt.NDArray[np.float32],
-        k: int,
-        *,
-        min_score: float | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        """Cosine top-``k`` in SQL (see the module docstring); same contract as the default.
-
-        Example:
-            >>> store.search_vectors("notes", query, 5, min_score=0.7)  # doctest: +SKIP
-            [('n12', 0.93), ('n3', 0.81)]
-        """
-        from psycopg import sql
-
-        vector = np.asarray(query, dtype=np.float32)
-        if vector.ndim != 1:
-            raise InvalidInputError(f"search_vectors: query must be 1-D, got shape {vector.shape}")
-        if k < 0:
-            raise InvalidInputError(f"search_vectors: k must be >= 0, got {k}")
-        candidates = None if ids is None else id_list(ids, "candidate ids")
-        dim = int(vector.shape[0])
-        if k == 0:
-            return []
-        if not np.isfinite(vector).all() or not np.any(vector):
-            # pgvector's cosine distance is NaN here; the exact scan defines these scores.
-            return super().search_vectors(collection, vector, k, min_score=min_score, ids=ids)
-        exact = candidates is not None or self.vector_index != "hnsw" or k > _MAX_EF_SEARCH
-        kind = None if exact else self._index_kind(collection, dim)
-        exact = exact or kind is None  # no index yet: a scan, ranked exactly
-        distance = sql.SQL("(embedding::vector({}) <=> %b::vector({}))").format(
-            sql.Literal(dim), sql.Literal(dim)
-        )
-        # literals, not parameters: the planner matches them to the partial index's predicate
-        where: list[sql.Composable] = [
-            sql.SQL("collection = {} AND dim = {}").format(
-                sql.Literal(collection), sql.Literal(dim)
-            )
-        ]
-        params: list[Any] = [vector]
-        if min_score is not None and min_score > -1.0:  # a cosine is never below -1
-            where.append(sql.SQL("{} <= %s").format(distance))
-            params += [vector, 1.0 - float(min_score)]
-        if candidates is not None:
-            where.append(sql.SQL("item_id = ANY(%s)"))
-            params.append(candidates)
-        if exact:  # ``+ 0`` keeps the planner off any index: exact ranking, ties by id
-            order: sql.Composable = sql.SQL("{} + 0, item_id").format(distance)
-        else:  # the indexed expression, so the planner walks the HNSW index
-            order = sql.SQL("({} <=> {})").format(
-                _indexed_expression(dim, str(kind), "embedding"),
-                _indexed_expression(dim, str(kind), "%b"),
-            )
-        params += [vector, k]
-        statement = sql.SQL(
-            "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"
-        ).format(distance, sql.SQL(" AND ").join(where), order)
-        if not exact:
-            self._set_ef_search(max(self.ef_search, k))
-        rows = self._rows(statement, params)
-        if not rows:  # empty, all filtered out, or another dimension: only the last is an error
-            info = self.collection_info(collection)
-            if info is not None and info[1] != dim:
-                raise InvalidInputError(
-                    f"search_vectors: query has dimension {dim}, collection "
-                    f"{collection!r} holds dimension {info[1]}"
-                )
-            return []
-        hits = [(str(r[0]), 1.0 - float(r[1])) for r in rows]
-        hits.sort(key=lambda hit: (-hit[1], hit[0]))
-        return hits
-
-    def _set_ef_search(self, value: int) -> None:
-        """``hnsw.ef_search`` for the coming search, sent only when it changes.
-
-        Outside a transaction the session value is set (and remembered); inside one,
-        ``SET LOCAL`` changes it until that transaction ends, when the session value returns.
-        """
-        if value == self._ef_session:
-            return
-        if self._depth:
-            self._exec(f"SET LOCAL hnsw.ef_search = {int(value)}")
-        else:
-            self._exec(f"SET hnsw.ef_search = {int(value)}")
-            self._ef_session = value
 
     # -- JSON records ------------------------------------------------------------------------
     def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:

@@ -123,31 +123,16 @@ def test_vectors_use_a_per_collection_hnsw_index(
 
 
 def _plan_of_search(store: PostgresStore, collection: str, query: np.ndarray) -> str:
-    """The plan the server chose for ``store.search_vectors`` (the statement is captured by
-    running the search with EXPLAIN put in front of it)."""
-    from psycopg import sql
-
+    """The plan the server chooses for ``store.search_vectors`` (``explain_search``), planned
+    as for a large table."""
     conn: Any = store._connection()
-    captured: list[str] = []
-    original = conn.execute
-
-    def explain(statement: Any, params: Any = None, **kw: Any) -> Any:
-        if isinstance(statement, sql.Composable) and "ORDER BY" in statement.as_string(conn):
-            plan = original(sql.SQL("EXPLAIN ") + statement, params).fetchall()
-            captured.extend(r[0] for r in plan)
-        return original(statement, params, **kw)
-
-    original("SET enable_seqscan = off")  # tiny tables: plan as a large one would be planned
-    original("SET enable_sort = off")
-    conn.execute = explain
+    conn.execute("SET enable_seqscan = off")  # tiny tables: plan as a large one would be planned
+    conn.execute("SET enable_sort = off")
     try:
-        store.search_vectors(collection, query, 3)
+        return store.explain_search(collection, query, 3, analyze=False)
     finally:
-        conn.execute = original
-        original("RESET enable_seqscan")
-        original("RESET enable_sort")
-    assert captured, "the search ran no ranking statement"
-    return "\n".join(captured)
+        conn.execute("RESET enable_seqscan")
+        conn.execute("RESET enable_sort")
 
 
 def _exact(store: BaseStore, *args: object, **kw: object) -> list[tuple[str, float]]:
@@ -191,6 +176,31 @@ def test_search_agrees_with_the_exact_scan(
         assert float(np.mean(overlap)) >= 0.95
         many = store.search_vectors("big", queries[0], 1500)  # beyond ef_search's limit: exact
         assert [i for i, _ in many] == [i for i, _ in _exact(store, "big", queries[0], 1500)]
+
+
+def test_explain_search_reports_the_search_the_store_runs(postgres_url: str) -> None:
+    """``explain_search`` executes the store's own ranking statement: the HNSW walk with its
+    server time and buffers, an exact scan for a candidate list, and nothing for ``k=0``."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((2000, 16)).astype(np.float32)
+    with PostgresStore(postgres_url, index_min_rows=1000) as store:
+        store.put_vectors("x", "e@1:16", [f"v{i}" for i in range(2000)], data)
+        plan = store.explain_search("x", data[5], 10)
+        assert "Index Scan using vectors_hnsw" in plan
+        assert "Execution Time:" in plan and "Buffers: shared hit=" in plan
+        assert "actual time=" in plan and "rows=10" in plan
+        narrow = store.explain_search("x", data[5], 3, ids=["v1", "v5", "v9"])
+        assert "vectors_hnsw" not in narrow  # a candidate list is ranked exactly
+        # the walk widens with ef_search: more index buffers touched at a larger beam
+        hits = []
+        for ef in (10, 400):
+            store.ef_search = ef
+            text = store.explain_search("x", data[7], 10)
+            hits.append(int(text.split("Buffers: shared hit=")[1].split()[0]))
+        assert hits[1] > hits[0]
+        with pytest.raises(InvalidInputError, match="k must be >= 1"):
+            store.explain_search("x", data[5], 0)
+        assert store.search_vectors("x", data[5], 1)[0][0] == "v5"  # nothing was changed
 
 
 def test_a_collection_is_searched_through_the_index_it_has(postgres_url: str) -> None:
