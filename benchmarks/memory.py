@@ -271,7 +271,9 @@ def _walk(mem: PatternMemory, vectors: npt.NDArray[np.float32]) -> tuple[float, 
     if mem.vectors.native:
         store: Any = mem.store
         for vec in vectors:
-            plan = store.explain_search(mem.vectors.collection, vec, K)
+            plan = store.explain_search(
+                mem.vectors.collection, vec, K, ef_search=mem.vectors.settings.ef_search
+            )
             times.append(float(re.findall(r"Execution Time: ([\d.]+) ms", plan)[0]) / 1e3)
             visits.append(float(re.findall(r"Buffers: shared hit=(\d+)", plan)[0]))
         return percentile(times, 50), percentile(visits, 50), "buffers"
@@ -321,16 +323,15 @@ def _hnsw(mem: PatternMemory) -> bool:
 
 
 def _default_ef(mem: PatternMemory) -> int:
-    store: Any = mem.store
-    return int(store.ef_search if mem.vectors.native else mem.vectors.sync().ef_search)
+    native = mem.vectors.native
+    return int(mem.vectors.settings.ef_search if native else mem.vectors.sync().ef_search)
 
 
 def _set_ef(mem: PatternMemory, ef: int) -> None:
-    """The beam width of the next searches: ``hnsw.ef_search`` on PostgreSQL, ``efSearch`` of
-    the FAISS index on SQLite."""
+    """The beam width of the next searches: the memory's ``ef_search`` setting, which it passes
+    to each PostgreSQL search (``hnsw.ef_search``); ``efSearch`` of the FAISS index on SQLite."""
     if mem.vectors.native:
-        store: Any = mem.store
-        store.ef_search = ef
+        mem.vectors.settings = mem.vectors.settings.model_copy(update={"ef_search": ef})
     else:
         mem.vectors.sync().ef_search = ef
 

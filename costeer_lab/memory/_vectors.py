@@ -110,7 +110,12 @@ class MemoryVectors:
             return []
         if self.native:
             return self.store.search_vectors(
-                self.collection, vector, k, min_score=min_score, ids=ids
+                self.collection,
+                vector,
+                k,
+                min_score=min_score,
+                ids=ids,
+                ef_search=self.settings.ef_search,
             )
         index = self.sync()
         if len(index) == 0:

@@ -23,7 +23,9 @@ class MemorySettings(BaseModel):
         index_kind: FAISS index on SQLite: ``exact``, ``hnsw``, or ``auto`` (exact below
             ``hnsw_above`` vectors, HNSW from there on).
         hnsw_above: collection size from which ``auto`` uses HNSW.
-        ef_search: HNSW search beam width (higher: better recall, slower).
+        ef_search: HNSW search beam width (higher: better recall, slower), on either backend:
+            ``efSearch`` of the FAISS index, or ``hnsw.ef_search`` of each PostgreSQL search
+            (the store URL's ``ef_search`` is then the default of other callers only).
 
     Example:
         >>> MemorySettings().pattern_threshold

@@ -179,6 +179,7 @@ class BaseStore(abc.ABC):
         *,
         min_score: float | None = None,
         ids: Sequence[str] | None = None,
+        ef_search: int | None = None,
     ) -> list[tuple[str, float]]:
         """The ``k`` ids of ``collection`` most cosine-similar to ``query``, best first.
 
@@ -188,7 +189,9 @@ class BaseStore(abc.ABC):
         are broken by id. An empty or missing collection gives ``[]``.
 
         This default is an exact scan of :meth:`load_vectors`; a backend with a native vector
-        index (PostgreSQL + pgvector) overrides it and may be approximate.
+        index (PostgreSQL + pgvector) overrides it and may be approximate. ``ef_search`` is the
+        beam width of such an index for this search (``None``: the store's own setting); an
+        exact scan has none and ignores it.
 
         Raises:
             InvalidInputError: ``query`` is not 1-D, its dimension differs from the collection's,

@@ -20,7 +20,8 @@ the extra.
 
 URL options (the rest of the query string goes to libpq, e.g. ``sslmode``, ``connect_timeout``):
 ``schema`` (default ``public``), ``vector_index`` (``hnsw`` or ``none``: exact scans),
-``ef_search`` (HNSW candidates per search, default 100; raised to ``k``), ``hnsw_m`` and
+``ef_search`` (HNSW candidates per search, default 100; raised to ``k``; a search may pass its
+own, as the memory does), ``hnsw_m`` and
 ``hnsw_ef_construction`` (index build parameters, 16 and 64), ``index_min_rows`` (a collection
 gets its index when it reaches this many vectors, default 1,000; exact scans below),
 ``index_precision`` (``half``: the index holds the unit-length vectors as pgvector ``halfvec``,

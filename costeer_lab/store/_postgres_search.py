@@ -59,6 +59,14 @@ def indexed_expression(dim: int, precision: str, value: str) -> Any:
     return sql.SQL("(" + value + "::vector({}))").format(sql.Literal(dim))
 
 
+def _beam(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_EF_SEARCH:
+        raise InvalidInputError(
+            f"search_vectors: ef_search must be an int in 1..{_MAX_EF_SEARCH}, got {value!r}"
+        )
+    return value
+
+
 class PostgresSearchMixin(PostgresBase):
     """Cosine top-``k`` and its plan, on top of :class:`PostgresBase`."""
 
@@ -76,8 +84,12 @@ class PostgresSearchMixin(PostgresBase):
         *,
         min_score: float | None = None,
         ids: Sequence[str] | None = None,
+        ef_search: int | None = None,
     ) -> list[tuple[str, float]]:
         """Cosine top-``k`` in SQL (see the module docstring); same contract as the default.
+
+        ``ef_search`` (``None``: the store's ``ef_search``) is the beam width of this search's
+        index walk, raised to ``k``.
 
         Example:
             >>> store.search_vectors("notes", query, 5, min_score=0.7)  # doctest: +SKIP
@@ -89,7 +101,7 @@ class PostgresSearchMixin(PostgresBase):
         if not np.isfinite(vector).all() or not np.any(vector):
             # pgvector's cosine distance is NaN here; the exact scan defines these scores.
             return super().search_vectors(collection, vector, k, min_score=min_score, ids=ids)
-        statement, params = self._ranking(collection, vector, k, min_score, candidates)
+        statement, params = self._ranking(collection, vector, k, min_score, candidates, ef_search)
         rows = self._rows(statement, params)
         if not rows:  # empty, all filtered out, or another dimension: only the last is an error
             info = self.collection_info(collection)
@@ -112,6 +124,7 @@ class PostgresSearchMixin(PostgresBase):
         *,
         min_score: float | None = None,
         ids: Sequence[str] | None = None,
+        ef_search: int | None = None,
         analyze: bool = True,
     ) -> str:
         """The server's plan for the statement :meth:`search_vectors` runs with these arguments.
@@ -133,7 +146,7 @@ class PostgresSearchMixin(PostgresBase):
         vector, candidates = self._search_input(query, k, ids)
         if k == 0:
             raise InvalidInputError("explain_search: k must be >= 1 (k=0 runs no statement)")
-        statement, params = self._ranking(collection, vector, k, min_score, candidates)
+        statement, params = self._ranking(collection, vector, k, min_score, candidates, ef_search)
         options = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
         return "\n".join(str(r[0]) for r in self._rows(sql.SQL(options) + statement, params))
 
@@ -154,6 +167,7 @@ class PostgresSearchMixin(PostgresBase):
         k: int,
         min_score: float | None,
         candidates: list[str] | None,
+        ef_search: int | None = None,
     ) -> tuple[Any, list[Any]]:
         """The ranking statement of a search and its parameters (``hnsw.ef_search`` is set for
         it when it walks the index)."""
@@ -186,7 +200,8 @@ class PostgresSearchMixin(PostgresBase):
                 indexed_expression(dim, str(kind), "embedding"),
                 indexed_expression(dim, str(kind), "%b"),
             )
-            self._set_ef_search(max(self.ef_search, k))
+            beam = self.ef_search if ef_search is None else _beam(ef_search)
+            self._set_ef_search(max(beam, k))
         params += [vector, k]
         statement = sql.SQL(
             "SELECT item_id, {} FROM vectors WHERE {} ORDER BY {} LIMIT %s"

@@ -128,6 +128,8 @@ class DataStoreTests:
         assert [h[0] for h in restricted] == ["c", "b"]
         assert store.search_vectors("s", query, 0) == []
         assert store.search_vectors("missing", query, 3) == []
+        # a beam width is accepted everywhere (an exact scan has none): same answer here
+        assert store.search_vectors("s", query, 3, ef_search=50) == hits
 
     def test_search_vectors_rejects_a_wrong_dimension(self, store: BaseStore) -> None:
         store.put_vectors("s", "e@1:3", ["a"], np.ones((1, 3), dtype=np.float32))

@@ -77,3 +77,25 @@ def test_the_url_alone_picks_the_backend() -> None:
             assert memory.patterns.vectors._index is None  # no FAISS index was built
     finally:
         del STORE_OPENERS["searching"]
+
+
+def test_the_memory_beam_width_reaches_postgresql(postgres_url: str) -> None:
+    """``MemorySettings.ef_search`` is the beam of the memory's searches on PostgreSQL too (the
+    store URL's ``ef_search`` stays the default of the store's other callers)."""
+    url = postgres_url + ("&" if "?" in postgres_url else "?") + "index_min_rows=50&ef_search=30"
+    settings = MemorySettings(ef_search=222)
+    mem = PatternMemory(url, embedder="hashing", settings=settings)
+    mem.store_patterns(
+        [
+            {"problem_type": f"kind {i % 5}", "code": _code(i), "description": f"task {i}"}
+            for i in range(80)
+        ]
+    )
+    conn: Any = mem.store._connection()  # type: ignore[attr-defined]
+    got = mem.search_patterns("kind 3 task 42", threshold=-1, limit=5, record=False)
+    assert len(got) == 5
+    assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "222"
+    query = mem.embedder.embed(["kind 3 task 42"])[0]
+    mem.store.search_vectors("memory.patterns", query, 5)
+    assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "30"
+    mem.close()

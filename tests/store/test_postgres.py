@@ -194,13 +194,38 @@ def test_explain_search_reports_the_search_the_store_runs(postgres_url: str) -> 
         # the walk widens with ef_search: more index buffers touched at a larger beam
         hits = []
         for ef in (10, 400):
-            store.ef_search = ef
-            text = store.explain_search("x", data[7], 10)
+            text = store.explain_search("x", data[7], 10, ef_search=ef)
             hits.append(int(text.split("Buffers: shared hit=")[1].split()[0]))
         assert hits[1] > hits[0]
         with pytest.raises(InvalidInputError, match="k must be >= 1"):
             store.explain_search("x", data[5], 0)
         assert store.search_vectors("x", data[5], 1)[0][0] == "v5"  # nothing was changed
+
+
+def test_a_search_may_set_its_own_beam(postgres_url: str) -> None:
+    """``search_vectors(ef_search=…)`` sets ``hnsw.ef_search`` for that search (raised to
+    ``k``) and leaves the store's own default for the others; a bad beam is refused."""
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((1500, 12)).astype(np.float32)
+    with PostgresStore(postgres_url, index_min_rows=1000, ef_search=40) as store:
+        store.put_vectors("y", "e@1:12", [f"v{i}" for i in range(1500)], data)
+        conn: Any = store._connection()
+
+        def beam() -> int:
+            return int(conn.execute("SHOW hnsw.ef_search").fetchone()[0])
+
+        wide = store.search_vectors("y", data[3], 10, ef_search=300)
+        assert beam() == 300 and wide[0][0] == "v3"
+        store.search_vectors("y", data[3], 10)
+        assert beam() == 40  # the store's default again
+        store.search_vectors("y", data[3], 60, ef_search=20)
+        assert beam() == 60  # never below k
+        exact = _exact(store, "y", data[9], 10)
+        widest = store.search_vectors("y", data[9], 10, ef_search=1000)
+        assert [h[0] for h in widest] == [h[0] for h in exact]
+        for bad in (0, 1001, 2.5, True):
+            with pytest.raises(InvalidInputError, match="ef_search must be an int"):
+                store.search_vectors("y", data[3], 5, ef_search=bad)  # type: ignore[arg-type]
 
 
 def test_a_collection_is_searched_through_the_index_it_has(postgres_url: str) -> None:
