@@ -38,12 +38,18 @@ def test_memory_benchmark_json_shape(tmp_path: Path) -> None:
     for metric in ("bulk_insert_throughput", "search_p50", "search_p99", "exact_scan_p50"):
         assert rows[(case, metric)]["value"] > 0
     assert rows[(case, "recall@10")]["value"] == 1.0  # exact FAISS below the HNSW threshold
+    assert rows[(case, "recall@10_within_0.001")]["value"] == 1.0
+    assert rows[(case, "recall@10_code_queries")]["value"] == 1.0
     assert rows[(case, "search_vs_exact_ratio")]["unit"] == "x"
     postgres = [r for r in doc["results"] if r["case"].startswith("postgres")]
     # FAISS is exact below 20k patterns: no ef_search sweep on that side
     assert not any("ef_search=" in r["case"] for r in doc["results"] if "sqlite" in r["case"])
     if postgres:
         assert {r["metric"] for r in postgres} >= {"search_p50", "recall@10"}
+        pg = "postgres N=1,200"
+        # every exact top-10 hit is also a hit within the tie tolerance
+        assert rows[(pg, "recall@10_within_0.001")]["value"] >= rows[(pg, "recall@10")]["value"]
+        assert 0 < rows[(pg, "recall@10_code_queries")]["value"] <= 1
         # pgvector's HNSW index exists from 1,000 vectors: the sweep trades latency for recall
         sweep = {
             int(r["case"].rsplit("=", 1)[1]): r["value"]
