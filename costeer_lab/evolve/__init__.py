@@ -1,17 +1,16 @@
 """Evolution: EvolvingItem, EvolvingStrategy, EvoAgent and executors."""
 
-from costeer_lab.evolve._agent import (
-    EvoAgent,
-    RAGLike,
-    RunState,
-    StepEvaluator,
-    kb_size,
-    retrieved_summary,
-)
+from costeer_lab.evolve._agent import EvoAgent, RunState, kb_size, retrieved_summary
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._documents import DocumentContext
 from costeer_lab.evolve._executors import SerialExecutor, make_executor
 from costeer_lab.evolve._item import EvolvingItem
+from costeer_lab.evolve._protocols import (
+    KnowledgeBaseLike,
+    RAGLike,
+    SeedableKnowledgeBase,
+    StepEvaluator,
+)
 from costeer_lab.evolve._strategy import (
     EvolvingStrategy,
     ImplementOutcome,
@@ -25,8 +24,10 @@ __all__ = [
     "EvolvingItem",
     "EvolvingStrategy",
     "ImplementOutcome",
+    "KnowledgeBaseLike",
     "RAGLike",
     "RunState",
+    "SeedableKnowledgeBase",
     "SerialExecutor",
     "StepEvaluator",
     "TaskContextHook",

@@ -11,6 +11,7 @@ from costeer_lab.suites._alpha158 import alpha158_suite
 from costeer_lab.suites._factor_contract import SCOPES, factor_contract
 from costeer_lab.suites._humaneval import humaneval_suite
 from costeer_lab.suites._panel import ensure_panel, make_panel
+from costeer_lab.suites._protocol import SuiteLike
 from costeer_lab.suites._rdagent import is_rdagent_document, rdagent_suite
 from costeer_lab.suites._rdagent_data import DAILY_PV_COLUMNS, daily_pv_frame, ensure_daily_pv
 from costeer_lab.suites._registry import list_suites, load_suite, register_suite
@@ -21,6 +22,7 @@ __all__ = [
     "DAILY_PV_COLUMNS",
     "SCOPES",
     "Suite",
+    "SuiteLike",
     "alpha158_suite",
     "daily_pv_frame",
     "ensure_daily_pv",
