@@ -18,9 +18,9 @@ from costeer_lab.evolve import (
     RAGLike,
     SeedableKnowledgeBase,
     StepEvaluator,
-    kb_size,
     make_executor,
 )
+from costeer_lab.evolve._agent import kb_size
 from costeer_lab.knowledge import (
     KnowledgeBaseV1,
     KnowledgeBaseV2,

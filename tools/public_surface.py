@@ -20,6 +20,7 @@ import ast
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,12 @@ class Surface:
 
 
 def packages(root: Path = ROOT) -> list[str]:
-    """Public subpackages and modules of the package that declare ``__all__``."""
+    """Public subpackages and modules of the package that declare ``__all__``.
+
+    The package is imported from ``root`` (not from wherever the environment installed it).
+    """
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
     module = importlib.import_module(PACKAGE)
     out = []
     for info in pkgutil.iter_modules(module.__path__, prefix=f"{PACKAGE}."):
