@@ -20,60 +20,35 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from costeer_lab._lazy import lazy_exports as _lazy_exports
-from costeer_lab.coders._adapt import Adaptation, adapt_code, adapt_workspace, derive_adaptation
 from costeer_lab.coders._base import AbstractCoder, BaseCoder, CoderResult
-from costeer_lab.coders._contracts import contract_for, task_family
-from costeer_lab.coders._extract import CodeExtraction, extract_code
-from costeer_lab.coders._generic import generic_attempt
-from costeer_lab.coders._registry import CODERS, coder_from_config, get_coder, register_coder
+from costeer_lab.coders._registry import coder_from_config, get_coder, register_coder
 from costeer_lab.coders._reuse import ReuseCoder
 from costeer_lab.errors import LLMError, ReplayMissError
 
 if TYPE_CHECKING:
-    from costeer_lab.coders._cache import (
-        CachedResponse,
-        CacheMode,
-        LLMResponseCache,
-        request_key,
-    )
+    from costeer_lab.coders._cache import CacheMode
     from costeer_lab.coders._llm import LLMCoder
     from costeer_lab.settings import LLMSettings
 
 _LAZY: dict[str, str] = {
     "CacheMode": "costeer_lab.coders._cache",
-    "CachedResponse": "costeer_lab.coders._cache",
-    "LLMResponseCache": "costeer_lab.coders._cache",
-    "request_key": "costeer_lab.coders._cache",
     "LLMCoder": "costeer_lab.coders._llm",
     "LLMSettings": "costeer_lab.settings",
 }
 
 __all__ = [
-    "CODERS",
     "AbstractCoder",
-    "Adaptation",
     "BaseCoder",
     "CacheMode",
-    "CachedResponse",
-    "CodeExtraction",
     "CoderResult",
     "LLMCoder",
     "LLMError",
-    "LLMResponseCache",
     "LLMSettings",
     "ReplayMissError",
     "ReuseCoder",
-    "adapt_code",
-    "adapt_workspace",
     "coder_from_config",
-    "contract_for",
-    "derive_adaptation",
-    "extract_code",
-    "generic_attempt",
     "get_coder",
     "register_coder",
-    "request_key",
-    "task_family",
 ]
 
 

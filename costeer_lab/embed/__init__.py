@@ -6,17 +6,12 @@ Example:
     (1, 64)
 """
 
-from costeer_lab.embed._base import BaseEmbedder, validate_texts
-from costeer_lab.embed._cache import CachedEmbedder, check_same_space, text_sha256
-from costeer_lab.embed._hashing import HashingEmbedder, tokenize
+from costeer_lab.embed._base import BaseEmbedder
+from costeer_lab.embed._cache import CachedEmbedder, check_same_space
+from costeer_lab.embed._hashing import HashingEmbedder
 from costeer_lab.embed._minilm import MiniLMEmbedder, MiniLMSettings
 from costeer_lab.embed._openai import KNOWN_DIMS, OpenAIEmbedder
-from costeer_lab.embed._registry import (
-    EmbedderFactory,
-    get_embedder,
-    known_embedders,
-    register_embedder,
-)
+from costeer_lab.embed._registry import EmbedderFactory, get_embedder, register_embedder
 
 __all__ = [
     "KNOWN_DIMS",
@@ -29,9 +24,5 @@ __all__ = [
     "OpenAIEmbedder",
     "check_same_space",
     "get_embedder",
-    "known_embedders",
     "register_embedder",
-    "text_sha256",
-    "tokenize",
-    "validate_texts",
 ]

@@ -1,23 +1,17 @@
 """Evolution: EvolvingItem, EvolvingStrategy, EvoAgent and executors."""
 
-from costeer_lab.evolve._agent import (
-    EvoAgent,
-    RAGLike,
-    RunState,
-    StepEvaluator,
-    kb_size,
-    retrieved_summary,
-)
+from costeer_lab.evolve._agent import EvoAgent, RunState
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._documents import DocumentContext
-from costeer_lab.evolve._executors import SerialExecutor, make_executor
+from costeer_lab.evolve._executors import make_executor
 from costeer_lab.evolve._item import EvolvingItem
-from costeer_lab.evolve._strategy import (
-    EvolvingStrategy,
-    ImplementOutcome,
-    implement_job,
-    knowledge_for_task,
+from costeer_lab.evolve._protocols import (
+    KnowledgeBaseLike,
+    RAGLike,
+    SeedableKnowledgeBase,
+    StepEvaluator,
 )
+from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
 
 __all__ = [
     "DocumentContext",
@@ -25,14 +19,11 @@ __all__ = [
     "EvolvingItem",
     "EvolvingStrategy",
     "ImplementOutcome",
+    "KnowledgeBaseLike",
     "RAGLike",
     "RunState",
-    "SerialExecutor",
+    "SeedableKnowledgeBase",
     "StepEvaluator",
     "TaskContextHook",
-    "implement_job",
-    "kb_size",
-    "knowledge_for_task",
     "make_executor",
-    "retrieved_summary",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 # Text bars, also in notebooks: a saved notebook keeps the bar's final line as plain output,
 # where tqdm's widget bar would be saved as a stale "0 %" placeholder.
@@ -19,6 +19,7 @@ from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspa
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
+from costeer_lab.evolve._protocols import KnowledgeBaseLike, RAGLike, StepEvaluator
 from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
 from costeer_lab.store import BaseStore
 
@@ -26,35 +27,6 @@ __all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retri
 
 STEP_KIND = "evo_step"
 RUN_KIND = "evo_run"
-
-
-class RAGLike(Protocol):
-    """What the loop needs from a RAG strategy (``RAGStrategyV1`` / ``RAGStrategyV2``)."""
-
-    def query(
-        self,
-        kb: Any,
-        tasks: Sequence[Task],
-        last_feedback: Mapping[str, SingleFeedback | None],
-        *,
-        run_id: str,
-        attempt: int,
-    ) -> QueriedKnowledge: ...
-
-    def generate_knowledge(
-        self, kb: Any, trace: Sequence[tuple[Task, Workspace, SingleFeedback]], *, run_id: str
-    ) -> None: ...
-
-
-class StepEvaluator(Protocol):
-    """Evaluates one step: ``tasks[i]`` implemented by ``workspaces[i]`` against ``gts[i]``."""
-
-    def evaluate_many(
-        self,
-        tasks: Sequence[Task],
-        workspaces: Sequence[Workspace],
-        gts: Sequence[Workspace | None],
-    ) -> list[SingleFeedback]: ...
 
 
 def retrieved_summary(qk: QueriedKnowledge, task_id: str, kinds: Sequence[str]) -> dict[str, Any]:
@@ -99,7 +71,7 @@ class RunState:
     step_walls: list[float] = field(default_factory=list)
 
 
-def kb_size(kb: Any) -> int:
+def kb_size(kb: KnowledgeBaseLike) -> int:
     """Size of a knowledge base: graph nodes (V2), else attempts + solved tasks (V1)."""
     stats: Mapping[str, int] = kb.stats()
     nodes = sum(v for k, v in stats.items() if k.startswith("nodes."))
@@ -142,8 +114,8 @@ class EvoAgent:
         strategy: EvolvingStrategy,
         evaluator: StepEvaluator,
         store: BaseStore,
-        rag: RAGLike | None = None,
-        kb: Any = None,
+        rag: RAGLike[Any] | None = None,
+        kb: KnowledgeBaseLike | None = None,
         run_id: str = "run",
         max_loop: int = 10,
         seed: int = 0,
@@ -276,7 +248,7 @@ class EvoAgent:
                     for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
                 ]
                 self.rag.generate_knowledge(self.kb, trace, run_id=self.run_id)
-            kb_nodes = kb_size(self.kb) if self.rag is not None else 0
+            kb_nodes = kb_size(self.kb) if self.rag is not None and self.kb is not None else 0
             t_gen = time.perf_counter()
             timing = {
                 "query_s": t_query - t0,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 
 if TYPE_CHECKING:
+    from costeer_lab.coders import AbstractCoder
     from costeer_lab.evolve._documents import DocumentContext
 
 __all__ = ["EvolvingStrategy", "ImplementOutcome", "knowledge_for_task"]
@@ -93,7 +94,7 @@ def _plain(extra: Any) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=8)
-def _coder(config_json: str) -> Any:
+def _coder(config_json: str) -> AbstractCoder:
     from costeer_lab.coders import coder_from_config
 
     return coder_from_config(json.loads(config_json))

@@ -1,20 +1,16 @@
 """experiment subpackage."""
 
 from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
-from costeer_lab.experiment._decoded import JSON_COLUMNS, decode_json_columns
 from costeer_lab.experiment._linked import (
-    HIT_THRESHOLDS,
     SIMILAR_THRESHOLDS,
     calibrated_hit_rate,
     harmful_knowledge,
     success_linked,
 )
 from costeer_lab.experiment._live import live_results
-from costeer_lab.experiment._memory_metrics import MEMORY_METRIC_COLUMNS, memory_metrics
+from costeer_lab.experiment._memory_metrics import memory_metrics
 from costeer_lab.experiment._metrics import (
-    BOOTSTRAPS,
     attempts_to_success,
-    deterministic_arms,
     first_try_success,
     kb_growth,
     success_curve,
@@ -28,19 +24,8 @@ from costeer_lab.experiment._results import (
     save_results,
     validate_results,
 )
-from costeer_lab.experiment._retrieval_metrics import (
-    hit_rate,
-    knowledge_usage,
-    query_table,
-    retrieval_success,
-)
-from costeer_lab.experiment._runner import (
-    attempt_rows,
-    copy_store,
-    run_arm,
-    run_experiment,
-    select_tasks,
-)
+from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
+from costeer_lab.experiment._runner import run_experiment
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
 from costeer_lab.experiment._summary import (
     arm_agreement,
@@ -51,10 +36,6 @@ from costeer_lab.experiment._summary import (
 
 __all__: list[str] = [
     "BENCHMARK_COLUMNS",
-    "BOOTSTRAPS",
-    "HIT_THRESHOLDS",
-    "JSON_COLUMNS",
-    "MEMORY_METRIC_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "SIMILAR_THRESHOLDS",
@@ -63,14 +44,10 @@ __all__: list[str] = [
     "StageSpec",
     "arm_agreement",
     "arm_differences",
-    "attempt_rows",
     "attempts_to_success",
     "benchmark_metrics",
     "calibrated_hit_rate",
     "compare_arms",
-    "copy_store",
-    "decode_json_columns",
-    "deterministic_arms",
     "first_try_success",
     "harmful_knowledge",
     "hit_rate",
@@ -80,12 +57,9 @@ __all__: list[str] = [
     "load_results",
     "load_spec",
     "memory_metrics",
-    "query_table",
     "retrieval_success",
-    "run_arm",
     "run_experiment",
     "save_results",
-    "select_tasks",
     "success_curve",
     "success_lift",
     "success_linked",

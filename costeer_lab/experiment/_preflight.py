@@ -13,13 +13,17 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from costeer_lab._records import Task
 from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
-from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec
+from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
+
+if TYPE_CHECKING:
+    from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
+    from costeer_lab.suites import SuiteLike
 
 __all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
 
@@ -32,10 +36,10 @@ class Preflight:
     ``spec.tasks`` when the spec has no stages); ``targets`` are the first stage's.
     """
 
-    suite: Any
+    suite: SuiteLike
     targets: list[Task]
     seed_tasks: list[Task]
-    seed_suite: Any = None
+    seed_suite: SuiteLike | None = None
     stages: tuple[tuple[StageSpec, list[Task]], ...] = ()
 
 
@@ -99,15 +103,16 @@ def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
         )
 
 
-def _selected(suite: Any, sel: Any) -> list[str]:
+def _selected(suite: SuiteLike, sel: TaskSelection) -> list[str]:
     ids = list(sel.ids) if sel.ids else suite.split(sel.split or "all")
-    if getattr(sel, "match", None) is not None:
-        ids = [i for i in ids if re.search(sel.match, i)]
+    if sel.match is not None:
+        pattern = sel.match
+        ids = [i for i in ids if re.search(pattern, i)]
     return ids[: sel.limit] if sel.limit is not None else ids
 
 
 def select_tasks(
-    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
+    suite: SuiteLike, spec: ExperimentSpec, seed_suite: SuiteLike | None = None
 ) -> tuple[list[Task], list[Task]]:
     """``(targets, seed_tasks)`` for a spec; a task is never both (the targets of every stage
     of a staged spec are left out of the seed knowledge). Seed tasks come from ``seed_suite``
@@ -123,14 +128,14 @@ def select_tasks(
     return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
 
 
-def _rag_for(arm: ArmSpec, seed: int) -> tuple[Any, tuple[str, ...]]:
+def _rag_for(arm: ArmSpec, seed: int) -> tuple[RAGStrategyV1 | RAGStrategyV2, tuple[str, ...]]:
     from costeer_lab.knowledge import make_rag_strategy
 
     rag = make_rag_strategy(arm.rag, seed=seed, **arm.rag_options)
     return rag, tuple(rag.query_kinds)
 
 
-def _load_suite(name: str, options: dict[str, Any], field: str = "suite") -> Any:
+def _load_suite(name: str, options: dict[str, Any], field: str = "suite") -> SuiteLike:
     from costeer_lab.suites import load_suite
 
     try:
@@ -148,7 +153,7 @@ def _load_suite(name: str, options: dict[str, Any], field: str = "suite") -> Any
 
 
 def _select(
-    suite: Any, spec: ExperimentSpec, seed_suite: Any = None
+    suite: SuiteLike, spec: ExperimentSpec, seed_suite: SuiteLike | None = None
 ) -> tuple[list[Task], list[Task]]:
     if spec.tasks.ids is not None:
         for i, tid in enumerate(spec.tasks.ids):
@@ -201,7 +206,7 @@ def _check_components(spec: ExperimentSpec) -> None:
             raise ConfigurationError(f"arms[{i}].rag_options ({arm.name!r}): {exc}") from None
 
 
-def _check_input_files(suite: Any) -> None:
+def _check_input_files(suite: SuiteLike) -> None:
     """Every Parquet input of the suite must be readable."""
     import pyarrow.parquet as pq
 
@@ -231,7 +236,7 @@ def _reference_error(lines: list[str]) -> str:
     return f": {found[-1][:200]}" if found else ""
 
 
-def _check_reference(suite: Any, targets: list[Task]) -> None:
+def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
     """The first target's reference implementation must run on the suite's inputs."""
     if not getattr(suite, "inputs", None):
         return
@@ -291,7 +296,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
 
 
 def _stages(
-    suite: Any, spec: ExperimentSpec, targets: list[Task]
+    suite: SuiteLike, spec: ExperimentSpec, targets: list[Task]
 ) -> tuple[tuple[StageSpec, list[Task]], ...]:
     """Each stage with its targets; a stage that selects nothing is an error naming it."""
     if not spec.stages:

@@ -26,28 +26,44 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
 from costeer_lab._fs import atomic_write_bytes
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.errors import ConfigurationError
-from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, make_executor
+from costeer_lab.evolve import (
+    EvoAgent,
+    EvolvingItem,
+    EvolvingStrategy,
+    RAGLike,
+    SeedableKnowledgeBase,
+    StepEvaluator,
+    make_executor,
+)
 from costeer_lab.experiment._benchmark import (
     BENCHMARK_COLUMNS,
     add_task_columns,
     coder_and_check_columns,
 )
-from costeer_lab.experiment._preflight import _rag_for, preflight, select_tasks
+from costeer_lab.experiment._preflight import preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.store import SQLiteStore
 
+if TYPE_CHECKING:
+    from costeer_lab.knowledge import KnowledgeBaseV1, KnowledgeBaseV2
+    from costeer_lab.memory import LoopMemory
+    from costeer_lab.suites import SuiteLike
+
 __all__ = ["attempt_rows", "copy_store", "run_arm", "run_experiment", "select_tasks"]
 
 SEEDED_META = "experiment.seed_knowledge"
+
+KB = TypeVar("KB", bound=SeedableKnowledgeBase)
 
 #: Columns of ``results.parquet``: the schema, the stage, then what the coder did and what the
 #: factor checks found.
@@ -139,19 +155,81 @@ def _memory_columns(attempt: Mapping[str, Any], memory: bool) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class _ArmKnowledge(Generic[KB]):
+    """An arm's knowledge base with the RAG strategy that reads and writes it.
+
+    Built per ``arm.rag`` branch, so the pairing is checked statically (``RAGStrategyV2``
+    with ``KnowledgeBaseV2``, …); the loop itself takes any pair.
+    """
+
+    kb: KB
+    rag: RAGLike[KB]
+    query_kinds: tuple[str, ...]
+
+
+def _open_knowledge(
+    spec: ExperimentSpec, arm: ArmSpec, seed: int, store: SQLiteStore
+) -> (
+    _ArmKnowledge[KnowledgeBaseV1]
+    | _ArmKnowledge[KnowledgeBaseV2]
+    | _ArmKnowledge[LoopMemory]
+    | None
+):
+    """The arm's knowledge base and RAG strategy on ``store`` (``None``: no knowledge)."""
+    if arm.rag == "memory":
+        from costeer_lab.memory import memory_arm
+
+        kb_m, rag_m = memory_arm(store, embedder=spec.embedder, **arm.rag_options)
+        return _ArmKnowledge(kb_m, rag_m, tuple(rag_m.query_kinds))
+    if arm.rag == "none":
+        return None
+    from costeer_lab.knowledge import make_rag_strategy, open_kb
+
+    if arm.rag == "v1":
+        rag1 = make_rag_strategy("v1", seed=seed, **arm.rag_options)
+        return _ArmKnowledge(open_kb(store, "v1", spec.embedder), rag1, rag1.query_kinds)
+    rag2 = make_rag_strategy("v2", seed=seed, **arm.rag_options)
+    return _ArmKnowledge(open_kb(store, "v2", spec.embedder), rag2, rag2.query_kinds)
+
+
+def _seed(
+    kb: SeedableKnowledgeBase,
+    store: SQLiteStore,
+    seed_tasks: Sequence[Task],
+    seed_source: SuiteLike,
+) -> None:
+    """Add the ground truths of ``seed_tasks`` as seed knowledge, once per store."""
+    if not seed_tasks or store.get_meta(SEEDED_META) is not None:
+        return
+    with store.transaction():
+        kb.add_seed_knowledge(
+            [
+                Knowledge(
+                    t,
+                    seed_source.ground_truth(t.id),
+                    SingleFeedback(execution="ground truth", final_decision=True),
+                    id=f"seed:{t.id}",
+                )
+                for t in seed_tasks
+            ]
+        )
+        store.set_meta(SEEDED_META, str(len(seed_tasks)))
+
+
 def run_arm(
     spec: ExperimentSpec,
     arm: ArmSpec,
     seed: int,
     *,
-    suite: Any,
+    suite: SuiteLike,
     targets: Sequence[Task],
     seed_tasks: Sequence[Task],
     store_path: Path,
-    executor: Any,
-    evaluator: Any,
+    executor: Executor | None,
+    evaluator: StepEvaluator,
     progress: bool = True,
-    seed_suite: Any = None,
+    seed_suite: SuiteLike | None = None,
     stage: str = "",
 ) -> list[dict[str, Any]]:
     """Run (or resume) one (arm, seed) of a stage and return its results rows (seed
@@ -162,36 +240,11 @@ def run_arm(
         targets = list(targets)
         random.Random(f"task-order:{seed}").shuffle(targets)
     store = SQLiteStore(store_path)
+    knowledge = None
     try:
-        rag: Any = None
-        kb: Any = None
-        kinds: tuple[str, ...] = ()
-        if arm.rag == "memory":
-            from costeer_lab.memory import memory_arm
-
-            kb, rag = memory_arm(store, embedder=spec.embedder, **arm.rag_options)
-        elif arm.rag != "none":
-            from costeer_lab.knowledge import open_kb
-
-            kb = open_kb(store=store, version=arm.rag, embedder=spec.embedder)
-        if kb is not None:
-            if arm.seed_knowledge and seed_tasks and store.get_meta(SEEDED_META) is None:
-                with store.transaction():
-                    kb.add_seed_knowledge(
-                        [
-                            Knowledge(
-                                t,
-                                seed_source.ground_truth(t.id),
-                                SingleFeedback(execution="ground truth", final_decision=True),
-                                id=f"seed:{t.id}",
-                            )
-                            for t in seed_tasks
-                        ]
-                    )
-                    store.set_meta(SEEDED_META, str(len(seed_tasks)))
-            if rag is None:
-                rag = _rag_for(arm, seed)[0]
-            kinds = tuple(rag.query_kinds)
+        knowledge = _open_knowledge(spec, arm, seed, store)
+        if knowledge is not None and arm.seed_knowledge:
+            _seed(knowledge.kb, store, seed_tasks, seed_source)
         strategy = EvolvingStrategy(
             spec.coder, executor=executor, max_trials=spec.max_trials or spec.max_loop
         )
@@ -199,21 +252,20 @@ def run_arm(
             strategy=strategy,
             evaluator=evaluator,
             store=store,
-            rag=rag,
-            kb=kb,
+            rag=None if knowledge is None else knowledge.rag,
+            kb=None if knowledge is None else knowledge.kb,
             run_id=run_id,
             max_loop=spec.max_loop,
             seed=seed,
-            query_kinds=kinds,
+            query_kinds=() if knowledge is None else knowledge.query_kinds,
             progress=progress,
         )
         item = EvolvingItem.from_tasks(targets, [suite.ground_truth(t.id) for t in targets])
         state = agent.run(item)
         return attempt_rows(state.rows, arm.name, seed, stage, memory=arm.rag == "memory")
     finally:
-        close = getattr(kb, "close", None)
-        if callable(close):
-            close()
+        if knowledge is not None:
+            knowledge.kb.close()
         store.close()
 
 

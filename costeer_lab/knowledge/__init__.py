@@ -22,62 +22,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from costeer_lab._fingerprint import error_fingerprint, extract_errors
+from costeer_lab._fingerprint import error_fingerprint
 from costeer_lab._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
-    from costeer_lab.knowledge._components import (
-        BuiltinComponentExtractor,
-        ComponentExtractor,
-        normalize_component,
-    )
+    from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
     from costeer_lab.knowledge._components_llm import LLMComponentExtractor
-    from costeer_lab.knowledge._factory import (
-        kb_search,
-        kb_stats,
-        make_extractor,
-        make_rag_strategy,
-        open_kb,
-    )
-    from costeer_lab.knowledge._harmful import (
-        HarmfulItem,
-        binomial_tail,
-        find_harmful,
-        harmful_items,
-    )
+    from costeer_lab.knowledge._factory import kb_search, kb_stats, make_rag_strategy, open_kb
+    from costeer_lab.knowledge._harmful import HarmfulItem, find_harmful
     from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
     from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
-    from costeer_lab.knowledge._options import rag_option_keys, validate_rag_options
-    from costeer_lab.knowledge._querylog import QUERY_LOG_KIND, QueryLogger, iter_query_log
+    from costeer_lab.knowledge._options import validate_rag_options
+    from costeer_lab.knowledge._querylog import QUERY_LOG_KIND, iter_query_log
     from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
     from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
-    from costeer_lab.knowledge._sampler import KnowledgeSampler
     from costeer_lab.settings import RAGSettings
 
 _LAZY: dict[str, str] = {
     "BuiltinComponentExtractor": "._components",
     "ComponentExtractor": "._components",
-    "normalize_component": "._components",
     "LLMComponentExtractor": "._components_llm",
     "kb_search": "._factory",
     "kb_stats": "._factory",
-    "make_extractor": "._factory",
     "make_rag_strategy": "._factory",
     "open_kb": "._factory",
-    "rag_option_keys": "._options",
     "validate_rag_options": "._options",
     "HarmfulItem": "._harmful",
-    "binomial_tail": "._harmful",
     "find_harmful": "._harmful",
-    "harmful_items": "._harmful",
     "KnowledgeBaseV1": "._kb_v1",
     "KnowledgeBaseV2": "._kb_v2",
     "QUERY_LOG_KIND": "._querylog",
-    "QueryLogger": "._querylog",
     "iter_query_log": "._querylog",
     "RAGStrategyV1": "._rag_v1",
     "RAGStrategyV2": "._rag_v2",
-    "KnowledgeSampler": "._sampler",
     "RAGSettings": "costeer_lab.settings",
 }
 
@@ -88,25 +65,17 @@ __all__ = [
     "HarmfulItem",
     "KnowledgeBaseV1",
     "KnowledgeBaseV2",
-    "KnowledgeSampler",
     "LLMComponentExtractor",
-    "QueryLogger",
     "RAGSettings",
     "RAGStrategyV1",
     "RAGStrategyV2",
-    "binomial_tail",
     "error_fingerprint",
-    "extract_errors",
     "find_harmful",
-    "harmful_items",
     "iter_query_log",
     "kb_search",
     "kb_stats",
-    "make_extractor",
     "make_rag_strategy",
-    "normalize_component",
     "open_kb",
-    "rag_option_keys",
     "validate_rag_options",
 ]
 

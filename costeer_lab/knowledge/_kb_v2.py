@@ -26,6 +26,7 @@ from costeer_lab.graph import (
     TASK_SUCCESS_IMPLEMENT,
     TASK_TRACE,
     KnowledgeGraph,
+    neighbors_within,
     node_id,
 )
 from costeer_lab.knowledge._attempts import attempt_errors, attempt_level
@@ -157,9 +158,8 @@ class KnowledgeBaseV2:
         entry = self.success.get(td)
         if entry is None:
             entry = self.success[td] = Success(d["success"], d["provenance"])
-            for comp in self.graph.G.adj[td]:
-                if self.graph.kind(comp) == COMPONENT:
-                    self.comp_success.setdefault(comp, set()).add(td)
+            for comp in neighbors_within(self.graph.G, td, 1, COMPONENT):
+                self.comp_success.setdefault(comp, set()).add(td)
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
                 a for r in runs for a in self.attempts.get((r, task_id), ()) if not a.succeeded

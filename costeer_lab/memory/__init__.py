@@ -20,11 +20,11 @@ Example:
     1
 """
 
-from costeer_lab._fingerprint import is_skippable_failure, skip_reason
-from costeer_lab.memory._failure import FailureMatch, FailureMemory, failure_signature
+from costeer_lab._fingerprint import skip_reason
+from costeer_lab.memory._failure import FailureMatch, FailureMemory
 from costeer_lab.memory._memory import Memory, open_memory
-from costeer_lab.memory._pattern import PatternMatch, PatternMemory, PatternStats
-from costeer_lab.memory._secrets import SecretFinding, scan_credentials
+from costeer_lab.memory._pattern import PatternMatch, PatternMemory
+from costeer_lab.memory._secrets import scan_credentials
 from costeer_lab.memory._stats import (
     failure_frame,
     hit_rate,
@@ -33,36 +33,22 @@ from costeer_lab.memory._stats import (
     pattern_frame,
     search_frame,
 )
-from costeer_lab.memory._strategy import (
-    FAILURE_PREFIX,
-    PATTERN_PREFIX,
-    LoopMemory,
-    MemoryStrategy,
-    memory_arm,
-    task_pattern,
-)
+from costeer_lab.memory._strategy import LoopMemory, MemoryStrategy, memory_arm
 from costeer_lab.memory._template import make_template
-from costeer_lab.memory._vectors import MemoryVectors, has_native_search
+from costeer_lab.memory._vectors import has_native_search
 
 __all__ = [
-    "FAILURE_PREFIX",
-    "PATTERN_PREFIX",
     "FailureMatch",
     "FailureMemory",
     "LoopMemory",
     "Memory",
     "MemoryStrategy",
-    "MemoryVectors",
     "PatternMatch",
     "PatternMemory",
-    "PatternStats",
-    "SecretFinding",
     "failure_frame",
-    "failure_signature",
     "has_native_search",
     "hit_rate",
     "hit_rate_frame",
-    "is_skippable_failure",
     "make_template",
     "memory_arm",
     "memory_stats",
@@ -71,5 +57,4 @@ __all__ = [
     "scan_credentials",
     "search_frame",
     "skip_reason",
-    "task_pattern",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 from costeer_lab._records import (
@@ -33,6 +34,7 @@ from costeer_lab.errors import InvalidInputError, MemoryRefusedError
 from costeer_lab.memory._failure import FailureMatch
 from costeer_lab.memory._memory import Memory
 from costeer_lab.memory._pattern import PatternMatch
+from costeer_lab.store import BaseStore
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -210,7 +212,7 @@ class MemoryStrategy:
 
 
 def memory_arm(
-    store: Any, *, embedder: str | None = None, **options: Any
+    store: BaseStore | str | Path, *, embedder: str | None = None, **options: Any
 ) -> tuple[LoopMemory, MemoryStrategy]:
     """The knowledge base and RAG strategy of a "pattern memory" arm on ``store``.
 

@@ -10,17 +10,14 @@ Example:
 
 from costeer_lab.store._base import BaseStore
 from costeer_lab.store._existing import open_existing_store
-from costeer_lab.store._factory import STORE_OPENERS, get_store, register_store_scheme
+from costeer_lab.store._factory import get_store, register_store_scheme
 from costeer_lab.store._migrations import SCHEMA_VERSION
 from costeer_lab.store._postgres import PostgresStore
-from costeer_lab.store._postgres_schema import PG_SCHEMA_VERSION
 from costeer_lab.store._sqlite import SQLiteStore
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 __all__ = [
-    "PG_SCHEMA_VERSION",
     "SCHEMA_VERSION",
-    "STORE_OPENERS",
     "BaseStore",
     "EdgeRecord",
     "JSONValue",

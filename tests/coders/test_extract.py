@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costeer_lab.coders import extract_code
+from costeer_lab.coders._extract import extract_code
 
 PROG = "import pandas as pd\n\ndf = pd.read_parquet('x.parquet')\nprint(df.shape)\n"
 

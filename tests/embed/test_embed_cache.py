@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from costeer_lab.embed import CachedEmbedder, HashingEmbedder, check_same_space, text_sha256
+from costeer_lab.embed import CachedEmbedder, HashingEmbedder, check_same_space
+from costeer_lab.embed._cache import text_sha256
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.store import SQLiteStore
 

@@ -10,9 +10,9 @@ from costeer_lab.embed import (
     OpenAIEmbedder,
     _registry,
     get_embedder,
-    known_embedders,
     register_embedder,
 )
+from costeer_lab.embed._registry import known_embedders
 from costeer_lab.errors import InvalidInputError, UnknownNameError
 from costeer_lab.testing import FakeOpenAIServer
 

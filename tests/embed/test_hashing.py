@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from costeer_lab.embed import HashingEmbedder, tokenize
+from costeer_lab.embed import HashingEmbedder
+from costeer_lab.embed._hashing import tokenize
 from costeer_lab.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -90,6 +90,7 @@ def test_coder_never_receives_ground_truth(store: SQLiteStore, evaluator: Any) -
     agent = _agent(store, evaluator, script, max_loop=3, run_id="r")
     agent.run(_item("a", "b"))
     coder = _coder(json.dumps({"name": SCRIPTED, "script": script, "seed": 0}, sort_keys=True))
+    assert isinstance(coder, ScriptedCoder)
     assert len(coder.calls) == 4
     for call in coder.calls:
         seen = json.dumps(

@@ -8,7 +8,7 @@ import pytest
 
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.experiment import load_spec
-from costeer_lab.knowledge import rag_option_keys
+from costeer_lab.knowledge._options import rag_option_keys
 
 
 def _spec(*arms: dict[str, Any], **over: Any) -> dict[str, Any]:

@@ -11,18 +11,18 @@ import pytest
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.experiment import (
-    HIT_THRESHOLDS,
     arm_agreement,
     arm_differences,
     calibrated_hit_rate,
     compare_arms,
-    deterministic_arms,
     harmful_knowledge,
     success_curve,
     success_lift,
     success_linked,
     summary_table,
 )
+from costeer_lab.experiment._linked import HIT_THRESHOLDS
+from costeer_lab.experiment._metrics import deterministic_arms
 from costeer_lab.testing import make_row
 
 ERR = json.dumps(["KeyError: <str>"])

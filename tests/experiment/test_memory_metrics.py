@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from costeer_lab.experiment import MEMORY_METRIC_COLUMNS, memory_metrics
+from costeer_lab.experiment import memory_metrics
+from costeer_lab.experiment._memory_metrics import MEMORY_METRIC_COLUMNS
 from costeer_lab.testing import make_row
 from costeer_lab.viz import build_report, results_dashboard
 

@@ -17,13 +17,13 @@ from costeer_lab.experiment import (
     hit_rate,
     kb_growth,
     knowledge_usage,
-    query_table,
     retrieval_success,
     success_curve,
     success_lift,
     summary_table,
     task_outcomes,
 )
+from costeer_lab.experiment._retrieval_metrics import query_table
 from costeer_lab.testing import make_row
 
 from ._results_tables import KB, NK, SOLO, hand_table

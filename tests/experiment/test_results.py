@@ -142,7 +142,7 @@ def test_make_row_rejects_unknown_columns() -> None:
 
 
 def test_json_columns_decode_to_lists_and_dicts() -> None:
-    from costeer_lab.experiment import decode_json_columns
+    from costeer_lab.experiment._decoded import decode_json_columns
     from costeer_lab.testing import example_results
 
     raw = example_results()

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from costeer_lab.errors import ConfigurationError
-from costeer_lab.experiment import copy_store, load_results, run_experiment
+from costeer_lab.experiment import load_results, run_experiment
+from costeer_lab.experiment._runner import copy_store
 
 
 def _runs(db: Path) -> set[str]:

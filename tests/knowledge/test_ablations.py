@@ -14,14 +14,13 @@ from costeer_lab.knowledge import (
     KnowledgeBaseV2,
     RAGSettings,
     RAGStrategyV2,
-    binomial_tail,
     find_harmful,
-    harmful_items,
     iter_query_log,
     make_rag_strategy,
     open_kb,
-    rag_option_keys,
 )
+from costeer_lab.knowledge._harmful import binomial_tail, harmful_items
+from costeer_lab.knowledge._options import rag_option_keys
 from costeer_lab.store import BaseStore
 
 from ._kb_helpers import code, crash, factor, ok, seed

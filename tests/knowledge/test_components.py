@@ -14,8 +14,8 @@ from costeer_lab.knowledge import (
     BuiltinComponentExtractor,
     ComponentExtractor,
     LLMComponentExtractor,
-    normalize_component,
 )
+from costeer_lab.knowledge._components import normalize_component
 from costeer_lab.testing import FakeOpenAIServer
 
 

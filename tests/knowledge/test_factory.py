@@ -10,7 +10,6 @@ from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, Unknown
 from costeer_lab.knowledge import (
     KnowledgeBaseV1,
     KnowledgeBaseV2,
-    KnowledgeSampler,
     RAGSettings,
     RAGStrategyV1,
     RAGStrategyV2,
@@ -19,6 +18,7 @@ from costeer_lab.knowledge import (
     make_rag_strategy,
     open_kb,
 )
+from costeer_lab.knowledge._sampler import KnowledgeSampler
 from costeer_lab.store import SQLiteStore
 
 from ._kb_helpers import code, crash, factor, seed

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from costeer_lab.knowledge import error_fingerprint, extract_errors
+from costeer_lab._fingerprint import extract_errors
+from costeer_lab.knowledge import error_fingerprint
 
 PROPS = settings(
     max_examples=int(os.environ.get("FP_EXAMPLES", "150")),

@@ -14,7 +14,7 @@ from costeer_lab._records import Task
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.graph import ERROR, TASK_DESCRIPTION
 from costeer_lab.index import SearchResult
-from costeer_lab.knowledge import KnowledgeBaseV2, KnowledgeSampler, make_rag_strategy
+from costeer_lab.knowledge import KnowledgeBaseV2, make_rag_strategy
 from costeer_lab.knowledge._error_query import error_fix_candidates, similar_error_fixes
 from costeer_lab.knowledge._retrieve import (
     NEAR_K,
@@ -23,6 +23,7 @@ from costeer_lab.knowledge._retrieve import (
     nearest,
     search_successful,
 )
+from costeer_lab.knowledge._sampler import KnowledgeSampler
 
 from ._kb_helpers import code, crash, factor, ok, seed
 

@@ -7,7 +7,8 @@ import pytest
 from costeer_lab._fingerprint import error_fingerprint
 from costeer_lab.embed import get_embedder
 from costeer_lab.errors import InvalidInputError, NotFoundError
-from costeer_lab.memory import FailureMemory, failure_signature, open_memory, skip_reason
+from costeer_lab.memory import FailureMemory, open_memory, skip_reason
+from costeer_lab.memory._failure import failure_signature
 
 TRACE = (
     "Traceback (most recent call last):\n"

@@ -8,7 +8,8 @@ import numpy as np
 
 from costeer_lab.memory import PatternMemory, has_native_search, open_memory
 from costeer_lab.settings import MemorySettings
-from costeer_lab.store import STORE_OPENERS, SQLiteStore, register_store_scheme
+from costeer_lab.store import SQLiteStore, register_store_scheme
+from costeer_lab.store._factory import STORE_OPENERS
 
 
 def _code(i: int) -> str:

@@ -18,14 +18,8 @@ from costeer_lab.errors import (
     SchemaVersionError,
     StoreError,
 )
-from costeer_lab.store import (
-    PG_SCHEMA_VERSION,
-    BaseStore,
-    EdgeRecord,
-    NodeRecord,
-    PostgresStore,
-    get_store,
-)
+from costeer_lab.store import BaseStore, EdgeRecord, NodeRecord, PostgresStore, get_store
+from costeer_lab.store._postgres_schema import PG_SCHEMA_VERSION
 from costeer_lab.testing import StoreTestSuite
 
 

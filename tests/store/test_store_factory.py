@@ -9,13 +9,8 @@ import pytest
 
 from costeer_lab.errors import ConfigurationError, StoreError
 from costeer_lab.settings import get_settings
-from costeer_lab.store import (
-    STORE_OPENERS,
-    BaseStore,
-    SQLiteStore,
-    get_store,
-    register_store_scheme,
-)
+from costeer_lab.store import BaseStore, SQLiteStore, get_store, register_store_scheme
+from costeer_lab.store._factory import STORE_OPENERS
 
 
 @pytest.mark.parametrize("target", [":memory:", "sqlite:///:memory:", " sqlite:///:memory: "])

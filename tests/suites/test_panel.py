@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.suites import ensure_panel, make_panel
+from costeer_lab.suites import make_panel
+from costeer_lab.suites._panel import ensure_panel
 
 
 def test_same_seed_same_panel_other_seed_differs() -> None:

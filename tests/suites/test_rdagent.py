@@ -16,15 +16,9 @@ from costeer_lab.coders._generic import generic_attempt
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import FactorEvaluator
 from costeer_lab.experiment import load_spec
-from costeer_lab.suites import (
-    DAILY_PV_COLUMNS,
-    alpha158_suite,
-    daily_pv_frame,
-    ensure_daily_pv,
-    is_rdagent_document,
-    load_suite,
-    make_panel,
-)
+from costeer_lab.suites import alpha158_suite, load_suite, make_panel
+from costeer_lab.suites._rdagent import is_rdagent_document
+from costeer_lab.suites._rdagent_data import DAILY_PV_COLUMNS, daily_pv_frame, ensure_daily_pv
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 EXAMPLE = DATA / "rdagent_factor_example.json"

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import EvaluatorSettings
-from costeer_lab.suites import load_suite, make_panel, parse_task_document
+from costeer_lab.suites import load_suite, make_panel
+from costeer_lab.suites._taskfile import parse_task_document
 
 FACTOR_GT = """\
 import pandas as pd
