@@ -226,11 +226,12 @@ class _Session:
         for i, call in enumerate(calls):
             answer = report.answers.get(i)
             if answer is None:
-                why = (
-                    "its answer line was invalid or repeated"
-                    if i in report.rejected
-                    else self._why_missing(i, running, calls, outcome)
-                )
+                if i in report.rejected:
+                    why = "its answer line was invalid or repeated"
+                elif report.refused:
+                    why = report.refused
+                else:
+                    why = self._why_missing(i, running, calls, outcome)
                 answer = Answer("missing", message=why)
             self.memo[call.key] = answer
         return None
