@@ -63,7 +63,8 @@ class Scripted:
     def run(
         self,
         workspace: Workspace,
-        inputs: Mapping[str, Path] | None = None,
+        *,
+        inputs: Mapping[str, str | Path] = {},
         collect: Sequence[str] = (),
     ) -> Outcome:
         step = self.outcomes[min(self.calls, len(self.outcomes) - 1)]

@@ -202,14 +202,16 @@ def test_zone_paths_in_the_file_are_never_opened_nor_told_apart(tmp_path: Path, 
 
 
 def test_known_zones_are_still_read(decodes: list[str]) -> None:
-    df = _frame()
-    df.index = df.index.set_levels(df.index.levels[0].tz_localize("Asia/Shanghai"), level=0)
+    days = pd.bdate_range("2021-01-04", periods=4).tz_localize("Asia/Shanghai")
+    idx = pd.MultiIndex.from_product([days, ["A", "B"]], names=["datetime", "instrument"])
+    df = pd.DataFrame({"f": np.arange(8.0)}, idx)
     buf = io.BytesIO()
     df.to_parquet(buf)
     rep = read_factor(buf.getvalue())
     assert rep.ok, rep.lines
     assert rep.series is not None
-    assert str(rep.series.index.get_level_values("datetime").tz) == "Asia/Shanghai"
+    dates = rep.series.index.get_level_values("datetime")
+    assert isinstance(dates, pd.DatetimeIndex) and str(dates.tz) == "Asia/Shanghai"
 
 
 def _dst_gap_bytes() -> bytes:
