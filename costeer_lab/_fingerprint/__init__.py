@@ -42,12 +42,20 @@ from __future__ import annotations
 
 from costeer_lab._fingerprint._families import canonical_message
 from costeer_lab._fingerprint._mask import MAX_MESSAGE_CHARS, normalize
-from costeer_lab._fingerprint._scan import error_fingerprint, extract_errors, mismatch_name
+from costeer_lab._fingerprint._scan import (
+    MAX_FINGERPRINTS,
+    cap_fingerprints,
+    error_fingerprint,
+    extract_errors,
+    mismatch_name,
+)
 from costeer_lab._fingerprint._skip import is_skippable_failure, skip_reason
 
 __all__ = [
+    "MAX_FINGERPRINTS",
     "MAX_MESSAGE_CHARS",
     "canonical_message",
+    "cap_fingerprints",
     "error_fingerprint",
     "extract_errors",
     "is_skippable_failure",

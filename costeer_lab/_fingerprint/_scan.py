@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from costeer_lab._fingerprint._families import canonical_message, public_type, strip_hints
 from costeer_lab._fingerprint._mask import is_exception_name, normalize
 
-__all__ = ["error_fingerprint", "extract_errors", "mismatch_name"]
+__all__ = [
+    "MAX_FINGERPRINTS",
+    "cap_fingerprints",
+    "error_fingerprint",
+    "extract_errors",
+    "mismatch_name",
+]
+
+#: Most error fingerprints one attempt records (each becomes a failure-memory node): a run
+#: printing thousands of distinct error lines is one attempt, not thousands of lessons.
+MAX_FINGERPRINTS = 20
 
 #: Longest input line looked at (characters); longer lines are cut first.
 _MAX_LINE_CHARS = 4000
@@ -164,8 +175,9 @@ def mismatch_name(mismatch: object) -> str:
     return name[:40].rstrip("_")
 
 
-def extract_errors(text: str) -> list[tuple[str, str]]:
-    """Every distinct error a text reports, as ``(fingerprint, original line)`` pairs.
+def extract_errors(text: str, limit: int | None = MAX_FINGERPRINTS) -> list[tuple[str, str]]:
+    """The distinct errors a text reports, as ``(fingerprint, original line)`` pairs: at most
+    ``limit`` of them (``None``: all), the first ones.
 
     The error finally raised (the one :func:`error_fingerprint` chooses) comes first; then the
     other exception lines of tracebacks and lines naming an exception (warnings too), in the
@@ -184,7 +196,28 @@ def extract_errors(text: str) -> list[tuple[str, str]]:
     out = [_primary(text)]
     seen = {out[0][0]}
     for _, fp, line in sorted(raised + inline):
+        if limit is not None and len(out) >= limit:
+            break
         if fp not in seen:
             seen.add(fp)
             out.append((fp, line))
-    return out
+    return out if limit is None else out[: max(limit, 0)]
+
+
+def cap_fingerprints(
+    fingerprints: Iterable[str], limit: int = MAX_FINGERPRINTS
+) -> tuple[str, ...]:
+    """The first ``limit`` distinct non-blank fingerprints, in order (the first errors are the
+    most informative: later ones are often consequences of them).
+
+    Example:
+        >>> cap_fingerprints(["A: x", "B: y", "A: x", "", "C: z"], limit=2)
+        ('A: x', 'B: y')
+    """
+    out: dict[str, None] = {}
+    for fp in fingerprints:
+        if len(out) >= limit:
+            break
+        if fp:
+            out[fp] = None
+    return tuple(out)

@@ -15,6 +15,22 @@ reference that fails is an infrastructure error of the experiment
 (:class:`~costeer_lab.errors.GroundTruthError`): the attempt's feedback says only that it was
 not evaluated, and ``details["infrastructure_error"]`` names the failure without any of the
 reference's output (which could show its values); the full text goes to the log.
+
+Only *deterministic* reference failures are cached (the reference ran and exited with an
+error, or wrote no usable factor): they would fail the same way again. Failures that may be
+the machine's — a time or memory limit (load, host memory pressure), a signal (OOM killer, a
+dead worker), a sandbox that could not run it, a process limit, resource exhaustion in its
+stderr (``ENOSPC``, ``ENOMEM``, ``MemoryError``, ...), an HDF5 output that could not be
+decoded, or a runner that raised — are not: the next attempt runs the reference again, so a
+full disk leaves tasks "Not evaluated" only while it is full (a reference that always times out
+then costs its time limit per attempt; the report lists every such attempt).
+
+Any other exception in the trusted steps of :meth:`FactorEvaluator.evaluate` (a bug, a
+``MemoryError``) gives a "Not evaluated: the evaluation infrastructure failed" feedback too
+(:func:`infrastructure_failure`), never a raise, while a candidate's unreadable or malformed
+output stays an ordinary FAIL with feedback. Feedback is bounded: at most
+:data:`~costeer_lab.evaluate._budget.MAX_SECTION_CHARS` characters per section and
+:data:`~costeer_lab._fingerprint.MAX_FINGERPRINTS` error fingerprints.
 """
 
 from __future__ import annotations
@@ -23,6 +39,7 @@ import dataclasses
 import importlib
 import logging
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -32,21 +49,37 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from costeer_lab._fingerprint import error_fingerprint, extract_errors
+from costeer_lab._fingerprint import cap_fingerprints, error_fingerprint, extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
+from costeer_lab.evaluate._budget import clip
 from costeer_lab.evaluate._factor_checks import FormatReport, compare_to_truth, read_factor
 from costeer_lab.evaluate._factor_hdf import decode_output, is_hdf
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
 from costeer_lab.settings import EvaluatorSettings, get_settings
 
-__all__ = ["FactorEvaluator", "describe_run", "isolation_of", "make_runner", "not_evaluated"]
+__all__ = [
+    "FactorEvaluator",
+    "describe_run",
+    "infrastructure_failure",
+    "isolation_of",
+    "make_runner",
+    "not_evaluated",
+    "transient_failure",
+]
 
 RunnerName = Literal["sandbox", "inprocess"]
 _LOG = logging.getLogger(__name__)
 _GT_CACHE: OrderedDict[tuple[str, str, str], pd.Series | GroundTruthError] = OrderedDict()
 _GT_LOCK = threading.Lock()
 _GT_CACHE_SIZE = 256
+#: Signs in a reference's stderr that it failed for want of a machine resource, not because of
+#: its code: a full disk or quota, no memory, no file descriptors, no processes.
+_RESOURCE_ERRORS = re.compile(
+    r"No space left on device|Disk quota exceeded|Cannot allocate memory|Out of memory|"
+    r"MemoryError|Too many open files|Resource temporarily unavailable|"
+    r"\[Errno (?:11|12|23|24|28|122)\]|ENOSPC|ENOMEM|EDQUOT|EMFILE|ENFILE|EAGAIN"
+)
 
 
 def make_runner(
@@ -87,6 +120,41 @@ def not_evaluated(error: GroundTruthError, timings: dict[str, float]) -> SingleF
         timings=timings,
         details={"infrastructure_error": str(error)},
     )
+
+
+def infrastructure_failure(
+    exc: BaseException, evaluator: str, timings: Mapping[str, float] | None = None
+) -> SingleFeedback:
+    """Feedback of an attempt whose evaluation failed in the trusted process (an exception of
+    ``evaluator``'s own steps): no verdict on the code. Only the exception's type is recorded
+    (``details["infrastructure_error"]``); its message, which may quote the ground truth, goes
+    to the log only."""
+    return SingleFeedback(
+        execution="Not evaluated: the evaluation infrastructure failed (an internal error of "
+        f"{evaluator}: {type(exc).__name__}). This says nothing about the code.",
+        return_checking="not checked",
+        final_decision=False,
+        timings=dict(timings or {}),
+        details={"infrastructure_error": f"{evaluator}: {type(exc).__name__}"},
+    )
+
+
+def transient_failure(outcome: RunOutcome) -> str | None:
+    """Why a failed reference run may be the machine's failure rather than its code's (then it
+    is retried, never cached), or ``None`` when it failed deterministically."""
+    if outcome.timed_out:
+        return "time limit"
+    if outcome.memory_exceeded:
+        return "memory limit"
+    if getattr(outcome, "killed_signal", None) is not None or outcome.returncode is None:
+        return "killed or not started"
+    if getattr(outcome, "process_limit_hit", False):
+        return "process limit"
+    if _RESOURCE_ERRORS.search(outcome.stderr or "") or _RESOURCE_ERRORS.search(
+        outcome.error or ""
+    ):
+        return "resource exhausted"
+    return None
 
 
 def describe_run(outcome: RunOutcome, max_chars: int) -> tuple[bool, str]:
@@ -225,7 +293,8 @@ class FactorEvaluator:
         """The parsed ground-truth factor (cached).
 
         Raises:
-            GroundTruthError: the reference failed or wrote no usable factor (cached too).
+            GroundTruthError: the reference failed or wrote no usable factor (cached when the
+                failure is deterministic, see the module docstring).
         """
         output = output_file or self.output_file
         key = (gt.content_hash, self._inputs_key(), f"{output}:{self.settings.factor_infinite}")
@@ -236,33 +305,66 @@ class FactorEvaluator:
                 if isinstance(cached, GroundTruthError):
                     raise cached
                 return cached
-        outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[output])
-        result: pd.Series | GroundTruthError
-        data = outcome.outputs.get(output)
-        if data is None:
-            why = outcome.error or f"exit code {outcome.returncode}"
-            _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
-            result = GroundTruthError(f"the reference implementation failed ({why})")
-        else:
-            data, problem = self._decoded(data, output, "gt")
-            rep = _read(data, output, problem, infinite=self.settings.factor_infinite)
-            if rep.ok and rep.series is not None:
-                result = rep.series
-            else:
-                _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
-                result = GroundTruthError("the reference implementation wrote no usable factor")
-        with _GT_LOCK:
-            _GT_CACHE[key] = result
-            while len(_GT_CACHE) > _GT_CACHE_SIZE:
-                _GT_CACHE.popitem(last=False)
+        result, deterministic = self._run_reference(gt, output)
+        if deterministic:
+            with _GT_LOCK:
+                _GT_CACHE[key] = result
+                while len(_GT_CACHE) > _GT_CACHE_SIZE:
+                    _GT_CACHE.popitem(last=False)
         if isinstance(result, GroundTruthError):
             raise result
         return result
 
+    def _run_reference(
+        self, gt: Workspace, output: str
+    ) -> tuple[pd.Series | GroundTruthError, bool]:
+        """``(the parsed truth or its error, whether it may be cached)``: see the module
+        docstring for which failures are deterministic."""
+        try:
+            outcome = self._runner("gt").run(gt, inputs=self.inputs, collect=[output])
+        except Exception as exc:  # the runner itself failed: the machine's, retried
+            _LOG.exception("ground truth could not be run")
+            return GroundTruthError(
+                f"the reference could not be run ({type(exc).__name__})"
+            ), False
+        data = outcome.outputs.get(output)
+        if data is None:
+            why = outcome.error or f"exit code {outcome.returncode}"
+            _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
+            transient = transient_failure(outcome)
+            if transient is not None:
+                why = f"{why}; {transient}: retried at the next attempt"
+            error = GroundTruthError(f"the reference implementation failed ({why})")
+            return error, transient is None
+        data, problem = self._decoded(data, output, "gt")
+        rep = _read(data, output, problem, infinite=self.settings.factor_infinite)
+        if rep.ok and rep.series is not None:
+            return rep.series, True
+        _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
+        return GroundTruthError("the reference implementation wrote no usable factor"), (
+            problem is None  # a failed HDF5 decoding run may be the machine's: retried
+        )
+
     def evaluate(
         self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
     ) -> SingleFeedback:
-        """Run ``implementation`` and check its factor; see the class docstring."""
+        """Run ``implementation`` and check its factor; see the class docstring. Never raises
+        for a failure of the evaluation itself (see the module docstring); configuration
+        errors (:class:`InvalidInputError`, :class:`ConfigurationError`) are raised."""
+        try:
+            feedback = self._evaluate(task, implementation, gt_implementation)
+        except (InvalidInputError, ConfigurationError):
+            raise
+        except GroundTruthError as exc:
+            return not_evaluated(exc, {})
+        except Exception as exc:
+            _LOG.exception("FactorEvaluator failed on task %s", task.id)
+            return infrastructure_failure(exc, type(self).__name__)
+        return bounded(feedback)
+
+    def _evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None
+    ) -> SingleFeedback:
         s = self.settings
         output = self.output_of(task)
         t0 = time.perf_counter()
@@ -348,6 +450,18 @@ class FactorEvaluator:
             details=details,
         )
         return _apply_feedback_detail(feedback, s.feedback_detail, rep.failures)
+
+
+def bounded(fb: SingleFeedback) -> SingleFeedback:
+    """``fb`` with its text sections clipped to ``MAX_SECTION_CHARS`` and at most
+    ``MAX_FINGERPRINTS`` error fingerprints (the first distinct ones)."""
+    return dataclasses.replace(
+        fb,
+        execution=clip(fb.execution or ""),
+        return_checking=None if fb.return_checking is None else clip(fb.return_checking),
+        code=None if fb.code is None else clip(fb.code),
+        error_fingerprints=cap_fingerprints(fb.error_fingerprints),
+    )
 
 
 def _read(data: bytes, name: str, problem: str | None, **options: Any) -> FormatReport:

@@ -6,13 +6,12 @@ Every check appends one readable line to a report; lines of failed checks start 
 
 from __future__ import annotations
 
-import datetime as _dt
-import io
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from costeer_lab.evaluate._budget import MAX_DECODED_BYTES, TRUSTED_CPU_S
 from costeer_lab.evaluate._factor_compare import (
     Comparison,
     _cross_sectional_ranks,
@@ -20,6 +19,7 @@ from costeer_lab.evaluate._factor_compare import (
     _mean_ic,
     compare_to_truth,
 )
+from costeer_lab.evaluate._factor_parquet import FactorFileError, read_frame, short
 
 __all__ = ["Comparison", "FormatReport", "compare_to_truth", "read_factor"]
 __all__ += ["_cross_sectional_ranks", "_equal_ratio", "_mean_ic"]  # exact-boundary tests
@@ -44,40 +44,30 @@ class FormatReport:
         self.lines.append(f"[FAIL] {text}")
 
 
-def _too_large(data: bytes, name: str, max_rows: int, max_bytes: int) -> str | None:
-    """Why the Parquet file is refused before decoding (its footer states the rows and the
-    uncompressed size: a few kilobytes of constant columns can decode to gigabytes in the
-    trusted process), or ``None``. Unreadable footers are left to the parser's error."""
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.ParquetFile(io.BytesIO(data)).metadata
-    except Exception:
-        return None
-    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if meta.num_rows > max_rows:
-        return f"output: {name} has {meta.num_rows} rows; at most {max_rows} are read"
-    if size > max_bytes:
-        return f"output: {name} decodes to {size} bytes; at most {max_bytes} are read"
-    return None
-
-
 def read_factor(
     data: bytes,
     name: str = "result.parquet",
     *,
     max_rows: int = 5_000_000,
-    max_bytes: int = 512 * 1024 * 1024,
+    max_bytes: int = MAX_DECODED_BYTES,
     infinite: str = "as_nan",
+    cpu_s: float = TRUSTED_CPU_S,
 ) -> FormatReport:
-    """Parse the candidate's output and run the format checks. Files whose footer announces
-    more than ``max_rows`` rows or ``max_bytes`` uncompressed bytes are refused unread.
+    """Parse the candidate's output and run the format checks.
+
+    The file is read within the trusted process's budget (see
+    :mod:`~costeer_lab.evaluate._factor_parquet`): a footer announcing more than ``max_rows``
+    rows or ``max_bytes`` decoded bytes, a schema that is not a few flat columns, or decoding
+    that passes ``max_bytes`` or ``cpu_s`` seconds of CPU is refused as a format failure. Any
+    error the candidate's data causes in the checks is a format failure too, never an
+    exception.
 
     ``infinite`` (the ``factor_infinite`` setting): ``"as_nan"`` turns +-inf into NaN (they
     count as missing values), ``"exact"`` keeps them; infinities fail no format check. A
     ``datetime`` level of ``datetime.date`` objects (what ``.dt.date`` gives) is converted.
 
     Example:
+        >>> import io
         >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
         ...                                   ["A", "B"]], names=["datetime", "instrument"])
         >>> buf = io.BytesIO(); pd.DataFrame({"f": [1.0, 2, 3, 4]}, idx).to_parquet(buf)
@@ -85,20 +75,30 @@ def read_factor(
         True
     """
     rep = FormatReport(None)
-    refused = _too_large(data, name, max_rows, max_bytes)
-    if refused is not None:
-        rep.fail(refused)
+    try:
+        parsed = read_frame(data, name, max_rows=max_rows, max_bytes=max_bytes, cpu_s=cpu_s)
+    except FactorFileError as exc:
+        rep.fail(str(exc))
         return rep
     try:
-        frame = pd.read_parquet(io.BytesIO(data))
-    except Exception as exc:  # any parse error is feedback
-        rep.fail(f"output: {name} could not be read as parquet ({type(exc).__name__}: {exc})")
-        return rep
+        return _check_frame(parsed.frame, parsed.notes, name, infinite, rep)
+    except FactorFileError as exc:
+        rep.fail(str(exc))
+    except Exception as exc:  # odd data the checks did not foresee: still the candidate's file
+        rep.fail(f"output: {name} could not be checked ({type(exc).__name__})")
+    rep.series = None
+    return rep
+
+
+def _check_frame(
+    frame: pd.DataFrame, notes: list[str], name: str, infinite: str, rep: FormatReport
+) -> FormatReport:
+    """The format checks of a parsed frame (see :func:`read_factor`)."""
     if frame.shape[1] != 1:
-        cols = [str(c) for c in frame.columns][:8]
+        cols = [short(c, 40) for c in frame.columns][:8]
         rep.fail(f"columns: {name} has {frame.shape[1]} columns {cols}; expected exactly one")
         return rep
-    column = str(frame.columns[0])
+    column = short(frame.columns[0])
     rep.lines.append(f"[ok] output: {name} parsed ({len(frame)} rows, 1 column {column!r})")
     series = frame.iloc[:, 0]
     index = series.index
@@ -107,19 +107,14 @@ def read_factor(
         series = series.reorder_levels([1, 0])
         rep.lines.append("note: index levels were (instrument, datetime); reordered")
     elif names != INDEX_NAMES:
+        shown = [None if n is None else short(n, 40) for n in names[:8]]
         rep.fail(
-            f"index: index names are {list(names)}; expected a MultiIndex {list(INDEX_NAMES)} "
+            f"index: index names are {shown}; expected a MultiIndex {list(INDEX_NAMES)} "
             "(was the index reset or dropped?)"
         )
         return rep
     dates = series.index.get_level_values("datetime")
-    if _holds_dates(dates):
-        series.index = pd.MultiIndex.from_arrays(
-            [pd.to_datetime(dates), series.index.get_level_values("instrument")],
-            names=list(INDEX_NAMES),
-        )
-        dates = series.index.get_level_values("datetime")
-        rep.lines.append("note: the datetime level held datetime.date objects; converted")
+    rep.lines += [n for n in notes if n.startswith("note: the datetime level")]
     insts = series.index.get_level_values("instrument")
     if not pd.api.types.is_datetime64_any_dtype(dates):
         rep.fail(f"index: the datetime level has dtype {dates.dtype}; expected datetime64")
@@ -153,16 +148,13 @@ def read_factor(
     return rep
 
 
-def _holds_dates(level: pd.Index) -> bool:
-    """Whether an object level holds ``datetime.date`` values (not ``datetime.datetime``)."""
-    if not pd.api.types.is_object_dtype(level) or not len(level):
-        return False
-    first = level[0]
-    return isinstance(first, _dt.date) and not isinstance(first, _dt.datetime)
-
-
 def _check_daily(dates: pd.Index, rep: FormatReport) -> None:
-    unique = pd.DatetimeIndex(dates.unique()).sort_values()
+    """Daily dates: no time of day, a median gap of 1 to 4 days. Tz-aware dates are checked
+    on their wall clock (normalising them could land in a DST gap, which pandas raises on)."""
+    unique = pd.DatetimeIndex(dates.unique())
+    if unique.tz is not None:
+        unique = unique.tz_localize(None)
+    unique = unique.dropna().sort_values()
     if len(unique) and not (unique == unique.normalize()).all():
         rep.fail("frequency: datetimes carry a time of day; expected daily dates")
         return

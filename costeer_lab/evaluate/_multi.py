@@ -9,20 +9,29 @@ used with thread executors (they are then called directly).
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
 from typing import Any, Literal
 
 from costeer_lab._records import MultiFeedback, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
+from costeer_lab.evaluate._factor import infrastructure_failure, not_evaluated
 from costeer_lab.evaluate._protocol import Evaluator
 from costeer_lab.settings import EvaluatorSettings
 
 __all__ = ["MultiEvaluator", "evaluator_from_spec"]
 
+_LOG = logging.getLogger(__name__)
 _WORKER_EVALUATORS: dict[str, Evaluator] = {}
 _WORKER_LOCK = threading.Lock()
 
@@ -76,17 +85,10 @@ def _run_all(
         except (InvalidInputError, ConfigurationError):
             raise
         except GroundTruthError as exc:  # the experiment's failure, not the candidate's
-            from costeer_lab.evaluate._factor import not_evaluated
-
             parts.append(not_evaluated(exc, {}))
         except Exception as exc:  # an evaluator bug must not sink the whole step
-            parts.append(
-                SingleFeedback(
-                    execution=f"evaluation error in {type(ev).__name__}: "
-                    f"{type(exc).__name__}: {exc}",
-                    final_decision=False,
-                )
-            )
+            _LOG.exception("%s failed on task %s", type(ev).__name__, task.id)
+            parts.append(infrastructure_failure(exc, type(ev).__name__))
     return SingleFeedback.merge(parts)
 
 
@@ -217,9 +219,24 @@ class MultiEvaluator:
             if fut is None:
                 items.append(None)
                 continue
-            value = fut.result()
-            items.append(SingleFeedback.from_dict(json.loads(value)) if use_json else value)
+            items.append(self._collect(fut, use_json))
         return MultiFeedback(tuple(items))
+
+    def _collect(self, fut: Future[Any], use_json: bool) -> SingleFeedback:
+        """A job's feedback; a job that died (a broken worker process, an exception outside
+        the evaluators) is "not evaluated", and a broken pool of ours is replaced next time.
+        Configuration errors are raised."""
+        try:
+            value = fut.result()
+            return SingleFeedback.from_dict(json.loads(value)) if use_json else value
+        except (InvalidInputError, ConfigurationError):
+            raise
+        except Exception as exc:
+            _LOG.exception("an evaluation job failed")
+            if isinstance(exc, BrokenExecutor) and self._owned is not None:
+                self._owned.shutdown(wait=False, cancel_futures=True)
+                self._owned = None
+            return infrastructure_failure(exc, type(self).__name__)
 
     def evaluate_many(
         self,

@@ -24,6 +24,7 @@ How much the feedback tells the coder is ``settings.feedback_detail`` (see
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,8 +32,15 @@ from typing import Any
 
 from costeer_lab._fingerprint import extract_errors
 from costeer_lab._records import SingleFeedback, Task, Workspace
-from costeer_lab.errors import InvalidInputError
-from costeer_lab.evaluate._factor import RunnerName, describe_run, isolation_of, make_runner
+from costeer_lab.errors import ConfigurationError, InvalidInputError
+from costeer_lab.evaluate._factor import (
+    RunnerName,
+    bounded,
+    describe_run,
+    infrastructure_failure,
+    isolation_of,
+    make_runner,
+)
 from costeer_lab.evaluate._protocol import Runner, RunOutcome
 from costeer_lab.evaluate._pyfunc_answers import Answer, call_workspace, read_answers
 from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint
@@ -51,6 +59,7 @@ MAX_RUNS = 8
 MAX_CALLS = 10_000
 #: Seed of the private ``random`` module of the hidden tests (the same in every pass).
 TESTS_SEED = 0
+_LOG = logging.getLogger(__name__)
 
 
 class PythonFunctionEvaluator:
@@ -121,7 +130,13 @@ class PythonFunctionEvaluator:
     def evaluate(
         self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
     ) -> SingleFeedback:
-        """Run the hidden tests; the feedback's detail follows ``settings.feedback_detail``."""
+        """Run the hidden tests; the feedback's detail follows ``settings.feedback_detail``.
+
+        An exception of the trusted steps (replaying the tests, reading answers, a runner that
+        raises) gives a "Not evaluated: the evaluation infrastructure failed" feedback, never a
+        raise; a task without an entry point raises :class:`InvalidInputError`. The feedback
+        is bounded (sections clipped, at most ``MAX_FINGERPRINTS`` fingerprints).
+        """
         entry = task.extra.get("entry_point")
         if not isinstance(entry, str) or not entry:
             raise InvalidInputError(
@@ -131,8 +146,15 @@ class PythonFunctionEvaluator:
         tests = None if gt_implementation is None else gt_implementation.files.get(GT_TESTS_FILE)
         prompt = task.extra.get("prompt")
         session = _Session(self, implementation, entry, prompt if isinstance(prompt, str) else "")
-        verdict = session.verdict(tests)
-        return session.feedback(verdict, time.perf_counter() - t0)
+        try:
+            verdict = session.verdict(tests)
+            feedback = session.feedback(verdict, time.perf_counter() - t0)
+        except (InvalidInputError, ConfigurationError):
+            raise
+        except Exception as exc:  # the trusted steps failed: no verdict on the code
+            _LOG.exception("PythonFunctionEvaluator failed on task %s", task.id)
+            return infrastructure_failure(exc, type(self).__name__)
+        return bounded(feedback)
 
 
 class _Session:
@@ -226,11 +248,12 @@ class _Session:
         for i, call in enumerate(calls):
             answer = report.answers.get(i)
             if answer is None:
-                why = (
-                    "its answer line was invalid or repeated"
-                    if i in report.rejected
-                    else self._why_missing(i, running, calls, outcome)
-                )
+                if i in report.rejected:
+                    why = "its answer line was invalid or repeated"
+                elif report.refused:
+                    why = report.refused
+                else:
+                    why = self._why_missing(i, running, calls, outcome)
                 answer = Answer("missing", message=why)
             self.memo[call.key] = answer
         return None

@@ -6,6 +6,11 @@ answer line only when it is valid JSON of the expected shape for a call index of
 once, within the size limits, and its value decodes as plain data (exact builtin types, see
 :mod:`~costeer_lab.evaluate._plaindata`); any other line is ignored, so that call has no
 answer. A lying candidate only hurts itself: the verdict needs the *right* answers.
+
+Reading is bounded (see :mod:`~costeer_lab.evaluate._budget`): at most ``MAX_ANSWER_BYTES``
+bytes, ``MAX_ANSWER_ITEMS`` decoded items in all, one census of hash collisions across the
+file, and ``TRUSTED_CPU_S`` seconds of CPU; the lines after a spent budget are not read (their
+calls have no answer, and :attr:`RunReport.refused` says why).
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from costeer_lab._records import Workspace
 from costeer_lab.evaluate import _plaindata, _pyfunc_runner
+from costeer_lab.evaluate._budget import MAX_ANSWER_BYTES, MAX_ANSWER_ITEMS, TRUSTED_CPU_S
 from costeer_lab.evaluate._pyfunc_runner import (
     ANSWERS_FILE,
     CALLS_FILE,
@@ -26,12 +33,10 @@ from costeer_lab.evaluate._pyfunc_runner import (
     RUNNER_FILE,
 )
 
-__all__ = ["Answer", "RunReport", "call_workspace", "read_answers"]
+__all__ = ["MAX_ANSWER_BYTES", "Answer", "RunReport", "call_workspace", "read_answers"]
 
 #: Longest answer line accepted (bytes); a longer one leaves its call without an answer.
 MAX_LINE_BYTES = 2_000_000
-#: Bytes of the answers file that are read at all.
-MAX_ANSWER_BYTES = 64_000_000
 _MAX_NAME_CHARS = 200
 _MAX_MESSAGE_CHARS = 500
 
@@ -74,12 +79,14 @@ class RunReport:
         error: the load error (``status == "load_error"``).
         answers: call index → valid answer (calls without one are absent).
         rejected: call indices whose answer lines were invalid or repeated.
+        refused: why the lines after some point were not read (a spent budget), else ``""``.
     """
 
     status: str
     error: str = ""
     answers: Mapping[int, Answer] = field(default_factory=dict)
     rejected: frozenset[int] = frozenset()
+    refused: str = ""
 
 
 def call_workspace(
@@ -135,10 +142,10 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return record if type(record) is dict else None
 
 
-def _answer(record: dict[str, Any]) -> Answer | None:
+def _answer(record: dict[str, Any], budget: _plaindata.DecodeBudget) -> Answer | None:
     if "value" in record:
         try:
-            _plaindata.decode(record["value"])
+            _plaindata.decode(record["value"], budget=budget)
         except (_plaindata.PlainDataError, RecursionError):
             return None
         return Answer("value", encoded=record["value"])
@@ -175,15 +182,33 @@ def read_answers(data: bytes | None, n_calls: int) -> RunReport:
         return RunReport(str(status), error=_short(head.get("error"), _MAX_MESSAGE_CHARS))
     found: dict[int, Answer] = {}
     rejected: set[int] = set()
+    budget = _plaindata.DecodeBudget(max_items=MAX_ANSWER_ITEMS, cpu_s=TRUSTED_CPU_S)
+    refused = ""
     for line in lines[1:]:
+        refused = _spent(budget)
+        if refused:
+            break
         record = _parse(line)
         index = None if record is None else record.get("i")
         if record is None or type(index) is not int or not 0 <= index < n_calls:
             continue
-        answer = _answer(record)
+        answer = _answer(record, budget)
         if answer is None or index in found or index in rejected:
             found.pop(index, None)
             rejected.add(index)
         else:
             found[index] = answer
-    return RunReport("loaded", answers=found, rejected=frozenset(rejected))
+    return RunReport("loaded", answers=found, rejected=frozenset(rejected), refused=refused)
+
+
+def _spent(budget: _plaindata.DecodeBudget) -> str:
+    """Why no further answer line is read (``""``: the budget is not spent)."""
+    if budget.items_left <= 0:
+        return (
+            f"the answers hold more than {MAX_ANSWER_ITEMS} values in all; the rest was not read"
+        )
+    if budget.deadline is not None and time.thread_time() > budget.deadline:
+        return (
+            f"reading the answers took more than {TRUSTED_CPU_S:g} s of CPU; the rest was not read"
+        )
+    return ""
