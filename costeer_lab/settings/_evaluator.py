@@ -39,8 +39,14 @@ class EvaluatorSettings(BaseModel):
     index_overlap_threshold: float = Field(default=0.99, ge=0, le=1)
     #: Mean per-date Pearson IC and Spearman rank IC above which the IC path succeeds.
     ic_threshold: float = Field(default=0.99, ge=-1, le=1)
-    #: Minimum number of instruments with finite pairs for a date to count in the mean IC.
+    #: Minimum number of finite values on a date: the truth needs this many for the date to be
+    #: scored by the mean IC, the candidate (paired with the truth) for it to be usable there.
     min_ic_instruments: int = Field(default=3, ge=2)
+    #: Share of the scored dates (the truth has ``min_ic_instruments`` finite values there, not
+    #: all equal) where the candidate must be usable — at least ``min_ic_instruments`` finite
+    #: values, not constant — for the correlation path to accept it. An unusable date also
+    #: counts as IC 0 in the means: a factor right on one date and constant on the others fails.
+    ic_date_coverage_threshold: float = Field(default=0.99, ge=0, le=1)
     #: Default acceptance rule of factor tasks (a task's ``extra["acceptance"]`` wins):
     #: ``"equal"`` — only the equal-value ratio; ``"equal_or_scaled"`` (default) — equal values,
     #: or a per-date affine transform of the truth (mean IC >= ``scaled_ic_threshold``: a
