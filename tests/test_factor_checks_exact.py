@@ -167,14 +167,16 @@ def test_mean_ic_counts_dates_with_too_few_candidate_values_as_zero() -> None:
     cand.iloc[0] = np.nan  # the first date keeps 2 finite pairs: below min 3
     ic, dates = _mean_ic(cand, truth, 3, rank=False)
     assert ic == pytest.approx(0.75) and dates == 4
-    assert _mean_ic(cand, truth, 2, rank=False) == (pytest.approx(1.0), 4)
+    two_ic, two_dates = _mean_ic(cand, truth, 2, rank=False)
+    assert two_ic == pytest.approx(1.0) and two_dates == 4
     none_ic, none_dates = _mean_ic(cand * np.nan, truth, 3, rank=False)
     assert none_ic == 0.0 and none_dates == 4  # nothing usable: IC 0 on every scored date
     flat = truth * 0 + 1.0  # constant within each date: IC 0 on every date
     assert _mean_ic(flat, truth, 3, rank=False) == (0.0, 4)
     sparse_truth = truth.copy()
     sparse_truth.iloc[:2] = np.nan  # the truth itself has 1 value on the first date
-    assert _mean_ic(truth, sparse_truth, 3, rank=False) == (pytest.approx(1.0), 3)
+    sparse_ic, sparse_dates = _mean_ic(truth, sparse_truth, 3, rank=False)
+    assert sparse_ic == pytest.approx(1.0) and sparse_dates == 3
     assert math.isnan(_mean_ic(truth, truth * np.nan, 3, rank=False)[0])  # no date scored
 
 
