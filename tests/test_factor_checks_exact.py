@@ -24,6 +24,7 @@ from costeer_lab.evaluate._factor_checks import (
 )
 
 S = EvaluatorSettings()
+FULL = EvaluatorSettings(feedback_detail="full")  # the researcher's precise report lines
 
 
 def _index(days: int = 20, n: int = 6) -> pd.MultiIndex:
@@ -95,20 +96,24 @@ def test_ic_path_succeeds_for_a_scaled_factor_and_needs_both_ics() -> None:
 def test_ic_path_needs_overlap_and_coverage() -> None:
     truth = _truth(days=20, n=6)
     scaled = truth * 2
-    short = scaled.iloc[6:]  # one date of 20 missing: overlap 0.95
-    c = compare_to_truth(short, truth, S)
+    gaps = np.arange(6) * 7  # one row on each of 6 dates: every date keeps 5 instruments
+    short = scaled.drop(scaled.index[gaps])  # overlap 0.95
+    c = compare_to_truth(short, truth, FULL)
     assert c.metrics["index_overlap"] == pytest.approx(0.95) and not c.decision
+    assert c.metrics["ic_date_coverage"] == 1.0
     assert any("index overlap 0.950 or finite coverage" in f for f in c.failures)
-    lenient = EvaluatorSettings(index_overlap_threshold=0.95)
+    lenient = EvaluatorSettings(index_overlap_threshold=0.95, feedback_detail="full")
     assert compare_to_truth(short, truth, lenient).decision  # >= threshold
     holes = scaled.copy()
-    holes.iloc[:6] = np.nan  # present but NaN: coverage 0.95
-    c = compare_to_truth(holes, truth, S)
+    holes.iloc[gaps] = np.nan  # present but NaN: coverage 0.95
+    c = compare_to_truth(holes, truth, FULL)
     assert c.metrics["finite_coverage"] == pytest.approx(0.95) and not c.decision
     assert any(line.startswith("[FAIL] NaN on the ground-truth index") for line in c.lines)
     at_threshold = compare_to_truth(holes, truth, lenient)  # coverage == threshold passes
     assert at_threshold.decision and not at_threshold.failures
     assert at_threshold.lines[1].startswith("NaN on the ground-truth index: candidate 6")
+    diagnostics = compare_to_truth(short, truth, S)  # the same failure, in bands
+    assert any("index overlap [0.9, 1.0) or finite coverage" in f for f in diagnostics.failures)
 
 
 def test_a_failed_comparison_lists_each_failed_check_once() -> None:
@@ -142,7 +147,7 @@ def test_shifted_outputs_fail_and_say_which_way() -> None:
 def test_comparison_metrics_and_lines() -> None:
     truth = _truth(days=10, n=4)
     cand = pd.concat([truth.iloc[4:], truth.iloc[:2] * 0 + 5.0])  # 38 of 40 rows, 2 wrong
-    c = compare_to_truth(cand, truth, S)
+    c = compare_to_truth(cand, truth, FULL)
     m = c.metrics
     assert (m["row_ratio"], m["index_overlap"]) == (pytest.approx(0.95), pytest.approx(0.95))
     assert (m["nan_candidate"], m["nan_truth"]) == (2, 0)
@@ -155,17 +160,24 @@ def test_comparison_metrics_and_lines() -> None:
 
 
 # -- IC helpers ------------------------------------------------------------------------------
-def test_mean_ic_skips_dates_with_too_few_instruments() -> None:
+def test_mean_ic_counts_dates_with_too_few_candidate_values_as_zero() -> None:
+    """Issue 22: a date where the candidate has too few values scores 0; it is not dropped."""
     truth = _truth(days=4, n=3)
     cand = truth.copy()
     cand.iloc[0] = np.nan  # the first date keeps 2 finite pairs: below min 3
     ic, dates = _mean_ic(cand, truth, 3, rank=False)
-    assert ic == pytest.approx(1.0) and dates == 3
-    assert _mean_ic(cand, truth, 2, rank=False)[1] == 4
+    assert ic == pytest.approx(0.75) and dates == 4
+    two_ic, two_dates = _mean_ic(cand, truth, 2, rank=False)
+    assert two_ic == pytest.approx(1.0) and two_dates == 4
     none_ic, none_dates = _mean_ic(cand * np.nan, truth, 3, rank=False)
-    assert math.isnan(none_ic) and none_dates == 0
-    flat = truth * 0 + 1.0  # constant within each date: no correlation defined
-    assert math.isnan(_mean_ic(flat, truth, 3, rank=False)[0])
+    assert none_ic == 0.0 and none_dates == 4  # nothing usable: IC 0 on every scored date
+    flat = truth * 0 + 1.0  # constant within each date: IC 0 on every date
+    assert _mean_ic(flat, truth, 3, rank=False) == (0.0, 4)
+    sparse_truth = truth.copy()
+    sparse_truth.iloc[:2] = np.nan  # the truth itself has 1 value on the first date
+    sparse_ic, sparse_dates = _mean_ic(truth, sparse_truth, 3, rank=False)
+    assert sparse_ic == pytest.approx(1.0) and sparse_dates == 3
+    assert math.isnan(_mean_ic(truth, truth * np.nan, 3, rank=False)[0])  # no date scored
 
 
 def test_mean_ic_of_a_negated_factor_and_ranks() -> None:

@@ -85,10 +85,28 @@ def _affine(c: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     return float(a), float(b), r2
 
 
+def _ic_words(ic: float, precise: bool) -> str:
+    """The mean IC in an explanation: 3 decimals when precise, else a one-decimal band."""
+    if precise:
+        return f"{ic:.3f}"
+    from costeer_lab.evaluate._factor_compare import band  # the compare module imports this one
+
+    return f"in {band(ic)}" if math.isfinite(ic) and abs(ic) < 1 else band(ic)
+
+
 def classify_mismatch(
-    cand: pd.Series, truth: pd.Series, s: EvaluatorSettings, *, nan_ok: bool, ic: float
+    cand: pd.Series,
+    truth: pd.Series,
+    s: EvaluatorSettings,
+    *,
+    nan_ok: bool,
+    ic: float,
+    precise: bool = True,
 ) -> tuple[str, str]:
     """``(class, explanation)`` of a rejected candidate aligned on the truth's index.
+
+    ``precise=False`` (feedback below ``full``): the explanation shows no count of the truth's
+    rows and the mean IC only as a one-decimal band.
 
     Example:
         >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
@@ -102,6 +120,8 @@ def classify_mismatch(
     finite_t = np.isfinite(t)
     both = finite_t & np.isfinite(c)
     if finite_t.any() and both.sum() < 0.5 * finite_t.sum():
+        if not precise:
+            return "missing", "the candidate is missing on most rows where the truth has a value"
         return "missing", (
             f"the candidate is missing on {int(finite_t.sum() - both.sum())} of "
             f"{int(finite_t.sum())} rows where the truth has a value"
@@ -127,12 +147,12 @@ def classify_mismatch(
         return "scale", f"the values equal {a:.6g} * truth + {b:.6g} (a rescaled factor)"
     if math.isfinite(ic) and ic > 0.8:
         return "window", (
-            f"the values track the truth (mean IC {ic:.3f}) but differ: a different window, "
-            "min_periods, ddof or smoothing?"
+            f"the values track the truth (mean IC {_ic_words(ic, precise)}) but differ: a "
+            "different window, min_periods, ddof or smoothing?"
         )
     return "values", (
-        f"the values differ from the truth (mean IC {ic:.3f}): another formula, data field "
-        "or grouping (rolling across instruments?)"
+        f"the values differ from the truth (mean IC {_ic_words(ic, precise)}): another formula, "
+        "data field or grouping (rolling across instruments?)"
     )
 
 
@@ -141,9 +161,10 @@ def mismatch_rows(
 ) -> list[str]:
     """Up to :data:`MAX_ROWS` lines naming rows where the candidate differs from the truth.
 
-    ``detail`` is the ``feedback_detail`` setting: ``"full"`` shows the index, the candidate's
-    value and the truth; ``"diagnostics"`` the index and the candidate's value (never an
-    expected value); ``"verdict"`` nothing.
+    ``detail`` is the ``feedback_detail`` setting: ``"full"`` shows how many rows differ, and
+    the index, the candidate's value and the truth of a few; ``"diagnostics"`` the index and
+    the candidate's value of a few (never an expected value, nor the count: it would be the
+    equal-value ratio to the row); ``"verdict"`` nothing.
     """
     if detail == "verdict":
         return []
@@ -152,8 +173,10 @@ def mismatch_rows(
     if not len(bad):
         return []
     picks = bad[np.linspace(0, len(bad) - 1, min(MAX_ROWS, len(bad))).round().astype(int)]
-    head = f"rows that differ ({len(bad)} in all; datetime, instrument, candidate"
-    out = [head + (", truth):" if detail == "full" else "):")]
+    if detail == "full":
+        out = [f"rows that differ ({len(bad)} in all; datetime, instrument, candidate, truth):"]
+    else:
+        out = ["rows that differ (a sample; datetime, instrument, candidate):"]
     index = truth.index
     for i in dict.fromkeys(int(p) for p in picks):
         date, inst = index[i]

@@ -43,7 +43,7 @@ from costeer_lab.evaluate._factor import (
 )
 from costeer_lab.evaluate._protocol import Runner, RunOutcome
 from costeer_lab.evaluate._pyfunc_answers import Answer, call_workspace, read_answers
-from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint
+from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint, guard
 from costeer_lab.evaluate._pyfunc_proxy import Call
 from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
 from costeer_lab.evaluate._pyfunc_runner import ANSWERS_FILE
@@ -148,6 +148,8 @@ class PythonFunctionEvaluator:
         session = _Session(self, implementation, entry, prompt if isinstance(prompt, str) else "")
         try:
             verdict = session.verdict(tests)
+            if session.detail == "diagnostics" and session.hidden is not None:  # small domains
+                verdict = guard(verdict, session.hidden.replay, session.memo, session.prompt, entry)
             feedback = session.feedback(verdict, time.perf_counter() - t0)
         except (InvalidInputError, ConfigurationError):
             raise
@@ -166,6 +168,7 @@ class _Session:
         self.ev, self.implementation, self.entry, self.prompt = ev, implementation, entry, prompt
         self.detail: Detail = ev.settings.feedback_detail
         self.memo: dict[str, Answer] = {}
+        self.hidden: HiddenTests | None = None
         self.runs: list[RunOutcome] = []
         self.tests_s = 0.0
 
@@ -184,6 +187,7 @@ class _Session:
                 )
             except (SyntaxError, ValueError) as exc:
                 return Verdict("invalid", message=f"they do not compile: {exc}")
+        self.hidden = hidden
         pending: tuple[Call, ...] = ()
         while True:
             if hidden is not None and not pending:

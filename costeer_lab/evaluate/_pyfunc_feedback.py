@@ -6,21 +6,60 @@ arguments) and what the candidate returned or raised; it never shows an expected
 text or message of an assertion, or the message of an exception raised by the tests' own code
 (those are computed from expected values). ``full`` adds them: the failing statement, its
 line, the assertion message and the tests' exception message.
+
+Small domains (issue 22). Where the expected result of the failing call lies in a small domain
+(a bool, ``None``, a yes/no word), naming the call *is* the answer: the coder knows what its
+code returned there, so for a bool the other value is the expected one; an attacker returning
+``True`` everywhere, then flipping each named input, passes a boolean task in one attempt per
+hidden case without implementing anything. So at ``diagnostics`` :func:`guard` replays the
+tests with each value of :data:`SMALL_DOMAIN` (and :data:`BOOLS` unless the prompt's
+annotation or ``>>>`` examples show another return type: ``True`` would also pass ``== 1``) in
+place of the failing call's answer; when one of them gets the tests past that call, the text is
+one fixed line (:data:`SMALL_DOMAIN_TEXT`) whatever the status (assertion, exception, missing
+answer, timeout) and the call — the same text for a wrong guess and for a failure further on,
+so the position of the failure tells nothing either — and the error fingerprint is fixed too. An
+attacker then learns pass/fail only, as at ``verdict``; the candidate's own stdout and stderr
+(its tracebacks) are still shown. Residual: a domain outside these values (say one of five
+task-specific words, or small ints) still leaks one guess per attempt, and a failure at a call
+whose expected result is *not* small shows that every earlier result was accepted.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import doctest
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from costeer_lab._fingerprint import error_fingerprint
+from costeer_lab.evaluate import _plaindata
 from costeer_lab.evaluate._pyfunc_answers import Answer
 from costeer_lab.evaluate._pyfunc_proxy import Call, describe_value
 from costeer_lab.evaluate._pyfunc_replay import PassResult
 
-__all__ = ["Detail", "Verdict", "explain", "fingerprint"]
+__all__ = ["BOOLS", "SMALL_DOMAIN", "Detail", "Verdict", "explain", "fingerprint", "guard"]
+__all__ += ["guessable", "may_return_bool"]
 
 Detail = Literal["verdict", "diagnostics", "full"]
+
+#: Results tried in place of a failing call's answer: when one passes, the expected result is
+#: guessable and ``diagnostics`` does not name the call (see the module docstring).
+SMALL_DOMAIN: tuple[object, ...] = (None, "YES", "NO", "Yes", "No", "yes", "no")
+#: Tried too when the entry point may return a bool (its annotation says ``bool``, or there is
+#: none): they would also pass a test expecting 0 or 1 (``1 == True``) of an ``int`` function.
+BOOLS: tuple[object, ...] = (True, False)
+#: Seconds the probes of one failure may take; beyond, the result counts as guessable.
+PROBE_BUDGET_S = 5.0
+#: The whole ``return_checking`` text of a failure at a guessable call (``diagnostics``).
+SMALL_DOMAIN_TEXT = (
+    "[FAIL] the hidden tests failed; the failing call is not named at this feedback level: "
+    "its expected result lies in a small domain (a bool, None, a yes/no word), "
+    "where the call and your result there would give the expected answer away"
+)
+_FAILING = ("assertion_failed", "error", "timeout", "no_result")
 
 
 @dataclass(frozen=True)
@@ -41,6 +80,94 @@ class Verdict:
     has_tests: bool = True
     result: PassResult = field(default_factory=lambda: PassResult("passed"))
     message: str = ""
+    guessable: bool = False
+
+
+Replay = Callable[[Mapping[str, Answer]], PassResult]
+
+
+def _stuck(again: PassResult, first: PassResult) -> bool:
+    """Whether a replay fails where ``first`` failed: at the same call, and on the same line
+    of the tests when ``first`` has one (a call without an answer has none)."""
+    a, b = again.call, first.call
+    same_call = a is not None and b is not None and a.key == b.key
+    same_line = first.line is None or again.line == first.line
+    return again.status not in ("passed", "need_calls") and same_call and same_line
+
+
+def _example_outputs(prompt: str) -> list[str]:
+    """The outputs of the ``>>>`` examples in the prompt (public text)."""
+    try:
+        examples = doctest.DocTestParser().get_examples(prompt)
+    except ValueError:
+        return []
+    return [e.want.strip() for e in examples if e.want.strip()]
+
+
+def may_return_bool(prompt: str, entry: str) -> bool:
+    """Whether the task's public prompt leaves it open that ``entry`` returns a bool: its
+    return annotation mentions ``bool``; without one, an example output (``>>>``) is ``True``
+    or ``False``, or there is no example.
+
+    Example:
+        >>> may_return_bool("def f(x: int) -> bool: ...", "f")
+        True
+        >>> may_return_bool("def f(x: int) -> int: ...", "f")
+        False
+    """
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if node.name == entry and node.returns is not None:
+            return "bool" in ast.unparse(node.returns)
+    outputs = _example_outputs(prompt)
+    return not outputs or any(w in ("True", "False") for w in outputs)
+
+
+def guessable(
+    replay: Replay, memo: Mapping[str, Answer], result: PassResult, *, bools: bool = True
+) -> bool:
+    """Whether some value of :data:`SMALL_DOMAIN` (and of :data:`BOOLS` when ``bools``) in
+    place of the failing call's answer gets the hidden tests past that call (probes taking
+    over :data:`PROBE_BUDGET_S` count as yes).
+
+    Example:
+        >>> from costeer_lab.evaluate._pyfunc_proxy import Call
+        >>> call = Call.of((4,), {})
+        >>> def replay(memo):  # the hidden test: assert is_even(4) is True
+        ...     ok = memo[call.key].value() is True
+        ...     return PassResult("passed" if ok else "assertion_failed", call=call, line=1)
+        >>> guessable(replay, {}, PassResult("assertion_failed", call=call, line=1))
+        True
+    """
+    if result.call is None:
+        return False
+    start = time.perf_counter()
+    for value in (BOOLS if bools else ()) + SMALL_DOMAIN:
+        if time.perf_counter() - start > PROBE_BUDGET_S:
+            return True  # fail closed
+        probe = {**memo, result.call.key: Answer("value", encoded=_plaindata.encode(value))}
+        if not _stuck(replay(probe), result):
+            return True
+    return False
+
+
+def guard(
+    verdict: Verdict, replay: Replay, memo: Mapping[str, Answer], prompt: str, entry: str
+) -> Verdict:
+    """``verdict`` marked :attr:`Verdict.guessable` when it fails at a call whose expected
+    result lies in a small domain (:func:`guessable`, with :data:`BOOLS` when
+    :func:`may_return_bool`); only worth calling for ``diagnostics``."""
+    if verdict.status not in _FAILING or verdict.result.call is None:
+        return verdict
+    bools = may_return_bool(prompt, entry)
+    if not guessable(replay, memo, verdict.result, bools=bools):
+        return verdict
+    return dataclasses.replace(verdict, guessable=True)
 
 
 def _answer_text(answer: Answer | None) -> str:
@@ -85,6 +212,8 @@ def explain(verdict: Verdict, detail: Detail, entry: str, main_file: str) -> str
         return f"[FAIL] the hidden tests could not be run: {verdict.message}"
     if status == "no_result" and r.call is None:
         return f"[FAIL] the candidate did not report a result: {verdict.message}"
+    if detail == "diagnostics" and verdict.guessable:
+        return SMALL_DOMAIN_TEXT
     if detail == "verdict":
         if status == "no_result":
             return "[FAIL] the candidate did not report a result (killed, timed out or crashed)"
@@ -127,6 +256,8 @@ def fingerprint(verdict: Verdict, detail: Detail, run_error: str | None) -> str 
         'AssertionError: a hidden test assertion failed'
     """
     r = verdict.result
+    if verdict.guessable and detail != "full":
+        return error_fingerprint("AssertionError: a hidden test failed on a small-domain result")
     if verdict.status == "assertion_failed":
         if detail == "full" and r.statement:
             return error_fingerprint(f"AssertionError: {r.statement}")

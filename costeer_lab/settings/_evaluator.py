@@ -23,10 +23,21 @@ class EvaluatorSettings(BaseModel):
 
     Factor decision (with a ground truth): success when ``equal_value_ratio >
     equal_value_threshold``, or when ``index_overlap >= index_overlap_threshold``, the finite
-    coverage of the ground truth is ``>= index_overlap_threshold`` and both mean IC and mean rank
+    coverage of the ground truth is ``>= index_overlap_threshold``, the candidate is usable on a
+    share ``>= ic_date_coverage_threshold`` of the scored dates and both mean IC and mean rank
     IC are ``> ic_threshold`` — unless the output equals the ground truth shifted by one day.
     (That is the ``equal_or_correlated`` acceptance rule; the default rule is
-    ``factor_acceptance``, and every rule also requires the truth's NaN pattern.)
+    ``factor_acceptance``, and every rule also requires the truth's NaN pattern.) The means run
+    over every date where the truth has ``min_ic_instruments`` finite values that are not all
+    equal; a date where the candidate is constant or too sparse counts as IC 0.
+
+    Disclosure (``feedback_detail``; the table is in ``docs/evaluation.md``): ``verdict`` —
+    pass/fail and format failures; ``diagnostics`` — factor metrics against the truth only as
+    one-decimal bands next to their thresholds, no truth-dependent counts, sampled differing
+    rows with the candidate's value only; python functions: the failing call and the
+    candidate's result, except where the expected result is guessable (a bool, ``None``, a
+    yes/no word), which gets one fixed line; ``full`` — everything, precisely, with expected
+    values. ``SingleFeedback.details`` always keeps the precise metrics.
     """
 
     #: Absolute tolerance of the equal-value check ``|candidate - truth| <= atol + rtol*|truth|``.
@@ -39,8 +50,14 @@ class EvaluatorSettings(BaseModel):
     index_overlap_threshold: float = Field(default=0.99, ge=0, le=1)
     #: Mean per-date Pearson IC and Spearman rank IC above which the IC path succeeds.
     ic_threshold: float = Field(default=0.99, ge=-1, le=1)
-    #: Minimum number of instruments with finite pairs for a date to count in the mean IC.
+    #: Minimum number of finite values on a date: the truth needs this many for the date to be
+    #: scored by the mean IC, the candidate (paired with the truth) for it to be usable there.
     min_ic_instruments: int = Field(default=3, ge=2)
+    #: Share of the scored dates (the truth has ``min_ic_instruments`` finite values there, not
+    #: all equal) where the candidate must be usable — at least ``min_ic_instruments`` finite
+    #: values, not constant — for the correlation path to accept it. An unusable date also
+    #: counts as IC 0 in the means: a factor right on one date and constant on the others fails.
+    ic_date_coverage_threshold: float = Field(default=0.99, ge=0, le=1)
     #: Default acceptance rule of factor tasks (a task's ``extra["acceptance"]`` wins):
     #: ``"equal"`` — only the equal-value ratio; ``"equal_or_scaled"`` (default) — equal values,
     #: or a per-date affine transform of the truth (mean IC >= ``scaled_ic_threshold``: a
@@ -78,9 +95,12 @@ class EvaluatorSettings(BaseModel):
     #: whether the code ran (load errors of the candidate's own code are still named; factor
     #: checks keep the decision line and format failures). ``"diagnostics"`` (default): also
     #: which hidden test call failed, its arguments and what the candidate returned or
-    #: raised — never an expected value nor the assertion's text. ``"full"`` (as RD-Agent):
-    #: also the failing assertion statement, its line and message, which may contain the
-    #: expected value.
+    #: raised — never an expected value nor the assertion's text, and not the call when its
+    #: expected result is a bool, None or a yes/no word (it would be the answer); factor
+    #: metrics against the truth in one-decimal bands (a precise IC is an oracle an adaptive
+    #: coder climbs). ``"full"`` (as RD-Agent, for researchers): also the failing assertion
+    #: statement, its line and message, which may contain the expected value, and precise
+    #: factor metrics and truth values.
     feedback_detail: Literal["verdict", "diagnostics", "full"] = "diagnostics"
     #: Whether ``Suite.evaluators()`` adds the LLM code critic (off by default).
     critic_enabled: bool = False

@@ -58,8 +58,11 @@ def test_item1_a_candidate_filling_nan_with_zero_is_rejected() -> None:
     assert c.metrics["equal_value_ratio"] > S.equal_value_threshold  # the old rule's pass
     assert not c.decision and c.mismatch == "nan_pattern"
     assert c.metrics["nan_match"] == 0.0
+    full = compare_to_truth(filled, truth, EvaluatorSettings(feedback_detail="full")).lines
     assert any(ln.startswith("[FAIL] NaN pattern: the candidate has values on 3 of the 3")
-               for ln in c.lines)  # fmt: skip
+               for ln in full)  # fmt: skip
+    assert any(ln.startswith("[FAIL] NaN pattern: share of the truth's NaN rows")
+               and "[0.0, 0.1)" in ln for ln in c.lines)  # fmt: skip  # diagnostics: a band
     kept = compare_to_truth(truth.dropna(), truth, S)  # dropping the NaN rows is fine
     assert kept.decision and kept.accepted_by == "equal_values"
 

@@ -92,6 +92,24 @@ def test_metrics_of_identical_negated_and_partial_candidates() -> None:
     assert scaled.decision and scaled.accepted_by == "correlation"
 
 
+def _reference_ic(cand: pd.Series, truth: pd.Series, rank: bool) -> tuple[float, int]:
+    """Per-date pandas correlations under the date rule of ``date_ics``: a date is scored when
+    the truth has >= 3 finite values there that are not all equal (within the equal-value
+    tolerance); it scores 0 when fewer than 3 pairs are finite or the candidate is constant."""
+    ics = []
+    for _, g in pd.DataFrame({"c": cand, "t": truth}).groupby(level="datetime"):
+        t_all = g["t"].dropna()
+        if len(t_all) < 3 or np.ptp(t_all) <= 1e-6 + 1e-5 * t_all.abs().max():
+            continue  # not scored
+        both = g.dropna()
+        c, t = both["c"], both["t"]
+        if rank:
+            c, t = c.rank(), t.rank()
+        flat = len(both) < 3 or both["c"].std(ddof=0) <= 1e-12 * both["c"].abs().max()
+        ics.append(0.0 if flat or t.std() == 0 else float(c.corr(t)))
+    return (float(np.mean(ics)) if ics else float("nan")), len(ics)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(3, 9),
@@ -105,7 +123,8 @@ def test_mean_ic_matches_a_pandas_reference(
     n: int, days: int, seed: int, nan_share: float, ties: bool, shuffled: bool
 ) -> None:
     """Both the dates × instruments layout (unique index) and the group-by fallback
-    (duplicated rows) against per-date pandas correlations, with and without ties."""
+    (duplicated rows) against per-date pandas correlations, with and without ties; dates where
+    the candidate has too few values or is constant count as 0, not dropped (issue 22)."""
     rng = np.random.default_rng(seed)
     truth = frame(rng.normal(size=n * days), days=days, n=n)["f"]
     cand = truth + rng.normal(scale=rng.uniform(0.01, 3.0), size=len(truth))
@@ -116,22 +135,15 @@ def test_mean_ic_matches_a_pandas_reference(
         order = np.append(order, order[0])
         truth, cand = truth.iloc[order], cand.iloc[order]
     cand[rng.random(len(cand)) < nan_share] = np.nan
-    got, used = _mean_ic(cand, truth, 3, rank=False)
-    both = pd.DataFrame({"c": cand, "t": truth}).dropna()
-    per_day = [g["c"].corr(g["t"]) for _, g in both.groupby(level="datetime") if len(g) >= 3]
-    per_day = [x for x in per_day if np.isfinite(x)]
-    if not per_day:
-        assert used == 0 and np.isnan(got)
-    else:
-        assert used == len(per_day)
-        assert got == pytest.approx(float(np.mean(per_day)), abs=1e-9)
-    got_rank, _ = _mean_ic(cand, truth, 3, rank=True)
-    ranked = [
-        g["c"].rank().corr(g["t"].rank()) for _, g in both.groupby(level="datetime") if len(g) >= 3
-    ]
-    ranked = [x for x in ranked if np.isfinite(x)]
-    if ranked:
-        assert got_rank == pytest.approx(float(np.mean(ranked)), abs=1e-9)
+    truth[rng.random(len(truth)) < nan_share / 2] = np.nan
+    for rank in (False, True):
+        got, scored = _mean_ic(cand, truth, 3, rank=rank)
+        want, want_scored = _reference_ic(cand, truth, rank)
+        assert scored == want_scored
+        if want_scored == 0:
+            assert np.isnan(got)
+        else:
+            assert got == pytest.approx(want, abs=1e-9)
 
 
 def test_outputs_announcing_too_many_rows_are_refused_unread() -> None:

@@ -100,7 +100,7 @@ def test_nan_explosion_fails_on_coverage(evaluator: FactorEvaluator, suite: Suit
     fb = check(evaluator, suite, "MA5", code)
     assert fb.final_decision is False
     assert "[FAIL] NaN on the ground-truth index" in (fb.return_checking or "")
-    assert "finite coverage 0.3" in (fb.return_checking or "")
+    assert "finite coverage [0.3, 0.4)" in (fb.return_checking or "")  # a band (diagnostics)
     assert fb.details["nan_candidate"] > 2 * fb.details["nan_truth"]
 
 

@@ -264,9 +264,13 @@ def test_a_hang_names_the_running_call(quick: PythonFunctionEvaluator) -> None:
 
 
 def test_answers_before_a_crash_are_kept(quick: PythonFunctionEvaluator) -> None:
-    # call 0 answers wrongly, call 2 kills the process: the first failure is the answer
-    src = "import os\n\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), 9)\n    return x\n"
+    # call 1 answers wrongly, call 2 kills the process: the first failure is the answer (not
+    # call 0: its expected 1 equals True, a small-domain result diagnostics does not name)
+    src = (
+        "import os\n\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), 9)\n"
+        "    return x if x == 1 else x + 1\n"
+    )
     fb = quick.evaluate(TASK_F, Workspace({"main.py": src}), MANY)
     assert fb.details["status"] == "assertion_failed"
-    assert "rejected the result of f(0)\n  it returned: 0" in (fb.return_checking or "")
+    assert "rejected the result of f(1)\n  it returned: 1" in (fb.return_checking or "")
     assert "SIGKILL" in fb.execution

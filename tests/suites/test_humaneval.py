@@ -9,6 +9,7 @@ import pytest
 
 from costeer_lab._records import Workspace
 from costeer_lab.evaluate import EvaluatorSettings, PythonFunctionEvaluator
+from costeer_lab.evaluate._pyfunc_feedback import SMALL_DOMAIN_TEXT
 from costeer_lab.suites import Suite, load_suite
 from costeer_lab.suites._humaneval import humaneval_data_path
 
@@ -65,12 +66,11 @@ def test_broken_solution_reports_the_failing_call(suite: Suite) -> None:
     fb = ev.evaluate(task, Workspace({"main.py": broken}), gt)
     assert fb.final_decision is False
     rc = fb.return_checking or ""
-    # "> threshold" still finds the pair of the first test; the second one catches it
-    assert rc == (
-        "[FAIL] assertion failed: a hidden test rejected the result of "
-        "has_close_elements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05)\n  it returned: True"
-    )
-    assert "== False" not in rc  # the assertion holds the expected value: not shown by default
+    # "> threshold" still finds the pair of the first test; the second one catches it. The
+    # expected result is a bool: naming the call next to "it returned: True" would give the
+    # answer (False) away, so diagnostics does not name it (issue 22)
+    assert rc == SMALL_DOMAIN_TEXT
+    assert "has_close_elements(" not in rc and "True" not in rc
     assert fb.details["status"] == "assertion_failed" and fb.details["line"] == 11
     assert fb.details["feedback_detail"] == "diagnostics"
     assert any(f.startswith("AssertionError") for f in fb.error_fingerprints)
@@ -90,8 +90,8 @@ def test_broken_solution_reports_the_failing_call(suite: Suite) -> None:
         ("def has_close_elements(:\n", "could not be loaded: SyntaxError"),
         (
             "def has_close_elements(numbers, threshold):\n    return numbers[99]\n",
-            "an exception was raised while testing: has_close_elements([1.0, 2.0, 3.9, 4.0, "
-            "5.0, 2.2], 0.3) failed\n  it raised IndexError: list index out of range",
+            # a bool task: diagnostics names no failing call (its traceback is in stderr)
+            "the failing call is not named at this feedback level",
         ),
     ],
 )
