@@ -148,8 +148,9 @@ class PythonFunctionEvaluator:
         session = _Session(self, implementation, entry, prompt if isinstance(prompt, str) else "")
         try:
             verdict = session.verdict(tests)
-            if session.detail == "diagnostics" and session.hidden is not None:  # small domains
-                verdict = guard(verdict, session.hidden.replay, session.memo, session.prompt, entry)
+            hidden = session.hidden
+            if session.detail == "diagnostics" and hidden is not None:  # small domains
+                verdict = guard(verdict, hidden.replay, session.memo, session.prompt, entry)
             feedback = session.feedback(verdict, time.perf_counter() - t0)
         except (InvalidInputError, ConfigurationError):
             raise
