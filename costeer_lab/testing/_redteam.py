@@ -76,9 +76,9 @@ __all__ = [
     "ATTACKS",
     "MAX_FEEDBACK_CHARS",
     "MAX_FINGERPRINTS",
+    "ROUTES",
     "TRUSTED_CPU_S",
     "TRUSTED_RSS_MB",
-    "ROUTES",
     "AlwaysPassEvaluator",
     "Attack",
     "AttackResult",
@@ -529,7 +529,9 @@ class RedTeam:
         run.canaries["won-" + mark] = "the attack's success report"
         return run
 
-    def _runs(self, attack: Attack, via: str, task: Task, run: _Run) -> list[tuple[_Outcome, bool]]:
+    def _runs(
+        self, attack: Attack, via: str, task: Task, run: _Run
+    ) -> list[tuple[_Outcome, bool]]:
         """Every evaluation of one attack, in order: ``(outcome, is the attack's own code)``.
 
         The prelude first (or at the same time as the code, for ``concurrent`` attacks); then

@@ -42,8 +42,8 @@ __all__ = [
     "clean_up",
     "left_run_dirs",
     "leftovers",
-    "remove_tree",
     "marker_processes",
+    "remove_tree",
     "snapshot",
     "watched_dirs",
 ]
@@ -464,9 +464,9 @@ def left_run_dirs(before: Snapshot, dirs: list[Path], marker: str) -> list[str]:
     found = []
     for entry in sorted(_entries(dirs) - before.entries):
         path = Path(entry)
-        if path.name.startswith(RUN_DIR_PREFIX) and path.is_dir() and not path.is_symlink():
-            if _holds_marker(path, marker, _RUN_DIR_DEPTH):
-                found.append(entry)
+        is_run_dir = path.name.startswith(RUN_DIR_PREFIX) and path.is_dir()
+        if is_run_dir and not path.is_symlink() and _holds_marker(path, marker, _RUN_DIR_DEPTH):
+            found.append(entry)
     return found
 
 

