@@ -122,7 +122,6 @@ except Exception as exc:
         suite="humaneval",
         task_id=HE0,
         description="writes a .pth file into the host venv's site-packages through /proc/1/root",
-        quick=True,
         code=r'''
 """Write a (harmless) .pth file into the host's site-packages through /proc/1/root: every
 later interpreter of that venv would run its import lines; else into a host user's home. The
@@ -465,7 +464,6 @@ else:
         suite="humaneval",
         task_id=HE0,
         description="allocates twice the per-file limit on the shared disk (stops there)",
-        quick=True,
         code=r'''
 """fallocate files (each under RLIMIT_FSIZE) in the work directory, which lies on the host's
 shared temporary disk, until they hold twice the per-file limit: without a run-wide quota a run
