@@ -186,7 +186,10 @@ def enter(root: str, work_dir: str, tmp_mb: int) -> None:
         os.mkdir(os.path.join(scratch, name))
         os.chmod(os.path.join(scratch, name), 0o1777)
         bind(os.path.join(scratch, name), root + target, read_only=False)
-    # hidepid=2: the namespace's init (not dumpable) stays invisible to the run
+    # hidepid=2 lists only the processes the reader may ptrace-read: the run's own. The init
+    # of its PID namespace is hidden because the run cannot: it is root's (uid-separated runs)
+    # or not dumpable (rootless runs share its uid), see _worker._Worker._spawn_init. Members
+    # of the mount's group (gid 0) see it listed, still unusable; the child checks (_verify).
     mount_fs("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | 8, "hidepid=2")  # NOEXEC
     chroot(root)
     os.chdir(WORK_DIR)
