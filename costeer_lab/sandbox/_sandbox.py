@@ -40,7 +40,7 @@ from costeer_lab.sandbox._fs import (
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
-from costeer_lab.sandbox._view import RUN_PRIVATE, WORK_DIR, plan
+from costeer_lab.sandbox._view import WORK_DIR, plan
 from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
@@ -326,14 +326,15 @@ def shared_sandbox() -> Sandbox:
 
 def _planned_view(packages: Sequence[str]) -> dict[str, Any]:
     """The view of :func:`plan`, with a warning when part of the Python environment lies where
-    each run mounts its own private directories (it would be hidden from the runs)."""
+    runs cannot be shown it (under ``/proc`` or ``/sandbox``; under ``/tmp`` and the other
+    private temporary directories each run binds it again)."""
     view = plan(resolve(packages))
-    if view["shadowed"]:
+    if view["hidden"]:
         warnings.warn(
-            f"the Python environment lies under {', '.join(RUN_PRIVATE)}, which every sandboxed "
-            f"run replaces with private mounts: runs cannot see {', '.join(view['shadowed'])} "
-            "and can import only the modules loaded before they start (numpy, pandas, pyarrow); "
-            "put the environment elsewhere (e.g. not in a checkout under /tmp)",
+            f"part of the Python environment lies where every sandboxed run mounts its own "
+            f"directories: runs cannot see {', '.join(view['hidden'])} and can import only "
+            "the modules loaded before they start (numpy, pandas, pyarrow); put the "
+            "environment elsewhere",
             RuntimeWarning,
             stacklevel=3,
         )
