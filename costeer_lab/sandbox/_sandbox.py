@@ -5,10 +5,12 @@ run. The child sees only a private filesystem view (``_view.py``: its work direc
 read-only copies of its inputs, the interpreter, the allowlisted libraries, private ``/tmp``),
 is process 1 of its own PID namespace, has its own IPC and mount namespaces and no network,
 runs under an unprivileged uid (as root) or without capabilities (in a user namespace), with
-rlimits on CPU time, memory, processes and file size, and a whitelisted environment. Its outcome
-comes from the kernel. Where this isolation cannot be set up the sandbox refuses to start,
-unless ``SandboxSettings.allow_weak_isolation`` says otherwise. See ``_bootstrap.py``,
-``_worker.py`` and ``_child.py`` for the mechanics.
+rlimits on CPU time, memory, processes and file size, a whitelisted environment, and the kernel
+keyring calls refused (seccomp). Before the code runs, the child verifies that isolation from
+inside and refuses to run the code when it does not hold (``_verify.py``); each result records
+the verified level. Its outcome comes from the kernel. Where this isolation cannot be set up
+the sandbox refuses to start, unless ``SandboxSettings.allow_weak_isolation`` says otherwise.
+See ``_bootstrap.py``, ``_worker.py``, ``_child.py`` and ``_verify.py`` for the mechanics.
 """
 
 from __future__ import annotations
