@@ -9,7 +9,7 @@ attempted again; a task may never succeed. JSON-valued columns hold text so the 
   knowledge.
 - ``used_knowledge_ids``: JSON list of the knowledge ids the coder actually used.
 - ``isolation``: how the attempt's code was isolated (``full``, ``partial``, ``none``,
-  ``inprocess``; ``""`` when no code ran).
+  ``unverified``, ``inprocess``; ``""`` when no code ran).
 - ``feedback_detail``: how much the coder was told (``verdict``, ``diagnostics``, ``full``).
 - ``infra_error``: why the attempt was not evaluated (a failing reference), else ``""``;
   such rows say nothing about the code.

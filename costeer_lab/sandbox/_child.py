@@ -1,13 +1,18 @@
 """The forked child of the sandbox worker: lock itself down, then run the candidate.
 
-:func:`run_child` never returns; it ends the process with ``os._exit``. The child is process 1
-of a PID namespace of its own. Order matters: all the steps that need privileges (joining the
-host network for runs that ask for it, opening the capture files in the run directory, handing
-the work directory to the run user, new mount and IPC namespaces, the filesystem view and
-``chroot``, limits) happen before privileges are dropped — to the run's uid as root, by
-clearing every capability in a user namespace. The status pipe carries set-up errors, or the
-ready line, and is closed with every other inherited descriptor before the candidate's code
-runs: from then on the worker learns the outcome from the kernel only.
+:func:`run_child` never returns; it ends the process with ``os._exit``. The child runs in a PID
+namespace of its own, beside that namespace's init (process 1). Order matters: all the steps
+that need privileges (joining the host network for runs that ask for it, opening the capture
+files in the run directory, handing the work directory to the run user, new mount, IPC and —
+unless the run asked for the network — network namespaces, the filesystem view and ``chroot``,
+limits) happen before privileges are dropped — to the run's uid as root, by clearing every
+capability in a user namespace. Then ``PR_SET_NO_NEW_PRIVS``, the seccomp filter that refuses
+the kernel keyring calls (``_seccomp.py``), and last the checks of ``_verify.py``: the child
+verifies from inside what its isolation rests on and, when the worker promised full isolation,
+refuses to run the code if any of it does not hold. The status pipe carries set-up errors (a
+refusal is one) or the ready line with the verified facts, and is closed with every other
+inherited descriptor before the candidate's code runs: from then on the worker learns the
+outcome from the kernel only.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from costeer_lab.sandbox._ns import (
     setns,
     unshare,
 )
+from costeer_lab.sandbox._seccomp import SeccompUnavailable, deny_keyrings
+from costeer_lab.sandbox._verify import IsolationCheckFailed, netns_id, shortfalls, verify
 from costeer_lab.sandbox._view import WORK_DIR, enter
 from costeer_lab.sandbox._warm import idle_warm_up
 
@@ -45,9 +52,10 @@ __all__ = ["READY_MARK", "SETUP_FAILED_EXIT", "run_child", "wait_and_run", "wipe
 
 #: Exit code of a child whose set-up failed (the reason is written to the status pipe).
 SETUP_FAILED_EXIT = 126
-#: Starts the line ``READY_MARK cpu_s`` the child writes to its status pipe when set-up is
-#: done, just before it closes the pipe and runs the candidate (``cpu_s``: CPU seconds it used
-#: before, while waiting, which are not the run's).
+#: Starts the line ``READY_MARK cpu_s facts`` the child writes to its status pipe when set-up
+#: is done, just before it closes the pipe and runs the candidate (``cpu_s``: CPU seconds it
+#: used before, while waiting, which are not the run's; ``facts``: the JSON object of what
+#: ``_verify.verify`` found).
 READY_MARK = "ready "
 _MB = 1024 * 1024
 
@@ -153,13 +161,45 @@ def _prepare_python(main: str, work_dir: str, env: Mapping[str, str]) -> None:
         setattr(sys, f"__{name}__", getattr(sys, name))
 
 
+def _netns_outside(host_netns_fd: int | None) -> set[int | None]:
+    """The network namespaces a run without network must have left: the one it was forked in
+    (the worker's) and the host's."""
+    host = None
+    if host_netns_fd is not None:
+        with contextlib.suppress(OSError):
+            host = os.fstat(host_netns_fd).st_ino
+    return {netns_id(), host}
+
+
+def _lock_and_verify(
+    limits: Mapping[str, Any], outside: set[int | None], view: bool, strict: bool
+) -> dict[str, bool | None]:
+    """The last steps before candidate code: the keyring filter, then the checks of
+    ``_verify.py``. Raises :class:`IsolationCheckFailed` when ``strict`` and a check failed."""
+    problem = ""
+    try:
+        deny_keyrings()
+    except SeccompUnavailable as exc:
+        problem = f" ({exc})"
+    facts = verify(network=bool(limits["network"]), outside_netns=outside, view=view)
+    missing = shortfalls(facts)
+    if strict and missing:
+        raise IsolationCheckFailed("; ".join(missing) + problem)
+    return facts
+
+
 def _setup(
-    req: Mapping[str, Any], host_netns_fd: int | None, view_root: str | None, cpu_before: float
-) -> str:
+    req: Mapping[str, Any],
+    host_netns_fd: int | None,
+    view_root: str | None,
+    cpu_before: float,
+    strict: bool,
+) -> tuple[str, dict[str, bool | None]]:
     """Lock the process down for request ``req``; return the main file's path as the run sees
-    it."""
+    it and the verified facts of its isolation (``strict``: refuse when one does not hold)."""
     _reset_signals()
     os.setsid()
+    outside = _netns_outside(host_netns_fd)
     limits = req["limits"]
     if limits["network"]:
         if host_netns_fd is None:
@@ -173,8 +213,8 @@ def _setup(
     env = dict(req["env"])
     main = str(req["main"])
     _set_limits(limits, uid, cpu_before)  # counts the user's processes while /proc is the host's
-    if view_root is not None:
-        unshare(CLONE_NEWNS | CLONE_NEWIPC)
+    if view_root is not None:  # a network namespace of its own: no network, no abstract sockets
+        unshare(CLONE_NEWNS | CLONE_NEWIPC | (0 if limits["network"] else CLONE_NEWNET))
         enter(view_root, work_dir, int(limits.get("tmp_mb", 256)))
         main = os.path.join(WORK_DIR, os.path.relpath(main, work_dir))
         work_dir = WORK_DIR
@@ -190,7 +230,7 @@ def _setup(
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     wipe_cmdline(f"python {os.path.basename(main)}")
     _prepare_python(main, work_dir, env)
-    return main
+    return main, _lock_and_verify(limits, outside, view_root is not None, strict)
 
 
 def _exit_code(value: object) -> int:
@@ -225,18 +265,31 @@ def _shut_down_like_python() -> None:
     atexit._run_exitfuncs()
 
 
+def _setup_failure(exc: BaseException) -> bytes:
+    if isinstance(exc, IsolationCheckFailed):
+        return f"sandbox refused to run the code: isolation check failed: {exc}".encode()
+    return f"sandbox set-up failed: {exc!r}".encode()
+
+
 def run_child(
-    req: Mapping[str, Any], status_fd: int, host_netns_fd: int | None, view_root: str | None
+    req: Mapping[str, Any],
+    status_fd: int,
+    host_netns_fd: int | None,
+    view_root: str | None,
+    *,
+    strict: bool = False,
 ) -> NoReturn:
-    """Set up isolation for request ``req`` and execute its main file as ``__main__``."""
+    """Set up isolation for request ``req`` and execute its main file as ``__main__``
+    (``strict``: full isolation was promised, refuse to run when a check fails)."""
     code = 1
     cpu_before = _cpu_used()  # the spare's warm-up is not the run's
     try:
         try:
-            main = _setup(req, host_netns_fd, view_root, cpu_before)
-            os.write(status_fd, f"{READY_MARK}{cpu_before:.6f}\n".encode())
+            main, facts = _setup(req, host_netns_fd, view_root, cpu_before, strict)
+            ready = f"{READY_MARK}{cpu_before:.6f} {json.dumps(facts)}\n"
+            os.write(status_fd, ready.encode())
         except BaseException as exc:
-            os.write(status_fd, f"sandbox set-up failed: {exc!r}".encode()[:4000])
+            os.write(status_fd, _setup_failure(exc)[:4000])
             os._exit(SETUP_FAILED_EXIT)
         # Nothing but the candidate's own stdio stays open: the status pipe closes here.
         os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
@@ -269,10 +322,11 @@ def wait_and_run(
     *,
     warm: bool = True,
     warm_rounds: int = 2,
+    strict: bool = False,
 ) -> NoReturn:
     """Body of a pre-forked spare child: drop the worker's descriptors, warm up while idle
     (``warm``, see :mod:`._warm`), wait for the request (read to EOF), then :func:`run_child`
-    it; exit quietly when the worker closes the pipe."""
+    it (``strict``, see :func:`run_child`); exit quietly when the worker closes the pipe."""
     try:
         with contextlib.suppress(OSError):
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -292,4 +346,4 @@ def wait_and_run(
         os.close(req_fd)
     except BaseException:
         os._exit(SETUP_FAILED_EXIT)
-    run_child(req, status_fd, host_netns_fd, view_root)
+    run_child(req, status_fd, host_netns_fd, view_root, strict=strict)

@@ -91,9 +91,12 @@ class SandboxResult:
         output_truncated: stdout or stderr was cut (a marker says how many bytes).
         network_isolated: the run had no network access (``False`` when isolation was not
             available on this platform or ``Limits.network`` was set).
-        isolation: the isolation level the run had: ``"full"`` (private filesystem view, own
-            mount, PID, IPC and network namespaces), ``"partial"`` or ``"none"`` (only with
-            ``SandboxSettings.allow_weak_isolation``); ``""`` when it never started.
+        isolation: the isolation level the run had, as its child verified it just before the
+            code ran: ``"full"`` (private filesystem view, own mount, PID, IPC and network
+            namespaces, no capabilities, keyring calls refused), ``"partial"`` or ``"none"``
+            (only with ``SandboxSettings.allow_weak_isolation``), ``"unverified"`` when the
+            child never reported (set-up failed or was refused: the code did not run);
+            ``""`` when it never started.
         duration_s: wall-clock seconds from start to end of the run.
         outputs: the collected output files (relative name → bytes) that exist.
         error: why the run failed as seen by the sandbox (limit hit, missing output, dead

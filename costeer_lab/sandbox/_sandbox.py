@@ -5,10 +5,12 @@ run. The child sees only a private filesystem view (``_view.py``: its work direc
 read-only copies of its inputs, the interpreter, the allowlisted libraries, private ``/tmp``),
 is process 1 of its own PID namespace, has its own IPC and mount namespaces and no network,
 runs under an unprivileged uid (as root) or without capabilities (in a user namespace), with
-rlimits on CPU time, memory, processes and file size, and a whitelisted environment. Its outcome
-comes from the kernel. Where this isolation cannot be set up the sandbox refuses to start,
-unless ``SandboxSettings.allow_weak_isolation`` says otherwise. See ``_bootstrap.py``,
-``_worker.py`` and ``_child.py`` for the mechanics.
+rlimits on CPU time, memory, processes and file size, a whitelisted environment, and the kernel
+keyring calls refused (seccomp). Before the code runs, the child verifies that isolation from
+inside and refuses to run the code when it does not hold (``_verify.py``); each result records
+the verified level. Its outcome comes from the kernel. Where this isolation cannot be set up
+the sandbox refuses to start, unless ``SandboxSettings.allow_weak_isolation`` says otherwise.
+See ``_bootstrap.py``, ``_worker.py``, ``_child.py`` and ``_verify.py`` for the mechanics.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from costeer_lab.sandbox._fs import (
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
-from costeer_lab.sandbox._view import RUN_PRIVATE, WORK_DIR, plan
+from costeer_lab.sandbox._view import WORK_DIR, plan
 from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
@@ -326,14 +328,15 @@ def shared_sandbox() -> Sandbox:
 
 def _planned_view(packages: Sequence[str]) -> dict[str, Any]:
     """The view of :func:`plan`, with a warning when part of the Python environment lies where
-    each run mounts its own private directories (it would be hidden from the runs)."""
+    runs cannot be shown it (under ``/proc`` or ``/sandbox``; under ``/tmp`` and the other
+    private temporary directories each run binds it again)."""
     view = plan(resolve(packages))
-    if view["shadowed"]:
+    if view["hidden"]:
         warnings.warn(
-            f"the Python environment lies under {', '.join(RUN_PRIVATE)}, which every sandboxed "
-            f"run replaces with private mounts: runs cannot see {', '.join(view['shadowed'])} "
-            "and can import only the modules loaded before they start (numpy, pandas, pyarrow); "
-            "put the environment elsewhere (e.g. not in a checkout under /tmp)",
+            f"part of the Python environment lies where every sandboxed run mounts its own "
+            f"directories: runs cannot see {', '.join(view['hidden'])} and can import only "
+            "the modules loaded before they start (numpy, pandas, pyarrow); put the "
+            "environment elsewhere",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -19,13 +19,16 @@ Home directories, the project checkout, other runs' directories, knowledge bases
 sockets and the rest of ``/tmp`` are not in the view at all. The parent process computes a
 :func:`plan` (it can import ``importlib.metadata``); the worker builds the shared read-only part
 once (:func:`build`); each run adds its private mounts in a mount namespace of its own
-(:func:`enter`) and ``chroot``-s into it.
+(:func:`enter`) and ``chroot``-s into it. Parts of the Python environment that lie under those
+private mounts (a checkout and its ``.venv`` under ``/tmp``) are bound again on top of them,
+read-only, so the view does not depend on where the environment lies.
 """
 
 from __future__ import annotations
 
 import os
 import site
+import stat
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping
@@ -41,7 +44,7 @@ from costeer_lab.sandbox._ns import (
     mount_fs,
 )
 
-__all__ = ["WORK_DIR", "build", "enter", "plan"]
+__all__ = ["RUN_PRIVATE", "WORK_DIR", "build", "enter", "plan"]
 
 #: Where a run's work directory appears inside its view (its cwd and ``HOME``).
 WORK_DIR = "/sandbox/work"
@@ -53,6 +56,16 @@ _GROUP = "root:x:0:\nsandbox:x:{uid}:\n"
 #: Paths each run replaces with its own private mounts (see :func:`enter`): whatever the view
 #: would hold beneath them is hidden from the run.
 RUN_PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/proc", "/sandbox")
+#: The private mounts that :func:`enter` can show environment parts on top of again (fresh
+#: tmpfs directories); beneath the others (``/proc``, the work directory) they stay hidden.
+_RESTORABLE = ("/tmp", "/var/tmp", "/dev/shm")
+#: View root → the environment parts its runs must bind again (recorded by :func:`build` in
+#: the worker; its children, forked after, read it in :func:`enter`).
+_REBIND: dict[str, list[str]] = {}
+
+
+def _under(path: str, parents: Iterable[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in parents)
 
 
 def _site_dirs() -> list[str]:
@@ -79,13 +92,14 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
             :func:`costeer_lab.sandbox._allowlist.resolve`).
 
     Returns:
-        ``{"binds": [[source, path]], "sites": {dir: [entry]}, "shadowed": [path]}``: the
-        system directories and the Python installation to bind read-only (a directory that is
-        a link on the host, as ``/bin`` on merged-``/usr`` systems, is bound from what it names:
-        the view holds no links), each site-packages directory with the entries it keeps, and
-        the paths of both that lie under a run's private mounts (``RUN_PRIVATE``), which runs
-        therefore do not see: a Python environment under ``/tmp`` offers runs only the modules
-        the worker imported before it forked them.
+        ``{"binds": [[source, path]], "sites": {dir: [entry]}, "shadowed": [path],
+        "hidden": [path]}``: the system directories and the Python installation to bind
+        read-only (a directory that is a link on the host, as ``/bin`` on merged-``/usr``
+        systems, is bound from what it names: the view holds no links), each site-packages
+        directory with the entries it keeps, the paths of both that lie under a run's private
+        mounts (``RUN_PRIVATE``), which :func:`enter` binds again on top of them, and those of
+        them it cannot (under ``/proc`` or ``/sandbox``): runs do not see these, and import
+        from them only the modules the worker imported before it forked them.
     """
     binds: list[list[str]] = []  # [source, path in the view]
     for name in _SYSTEM_DIRS:
@@ -115,12 +129,13 @@ def plan(packages: Mapping[str, Iterable[str]]) -> dict[str, Any]:
     shadowed = sorted(
         path
         for path in [dst for _, dst in binds] + [d for d, e in sites.items() if e]
-        if any(path == p or path.startswith(p + "/") for p in RUN_PRIVATE)
+        if _under(path, RUN_PRIVATE)
     )
     return {
         "binds": binds,
         "sites": {d: sorted(set(e)) for d, e in sites.items()},
         "shadowed": shadowed,
+        "hidden": [p for p in shadowed if not _under(p, _RESTORABLE)],
     }
 
 
@@ -174,11 +189,36 @@ def build(root: str, view: Mapping[str, Any], run_uid: int) -> None:
     for path in ("/dev/shm", "/proc", "/tmp", "/var/tmp", WORK_DIR, "/sandbox/scratch"):
         _makedirs(root, path)
     mount_fs(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755")
+    restorable = [p for p in view.get("shadowed", ()) if _under(p, _RESTORABLE)]
+    _REBIND[root] = [p for p in restorable if not _under(p, [o for o in restorable if o != p])]
+
+
+def _hold(root: str) -> list[tuple[str, int]]:
+    """Handles (``O_PATH``) on the environment parts of the view that the run's private mounts
+    are about to cover: what is mounted there now, the filtered site-packages included."""
+    return [
+        (path, os.open(root + path, os.O_PATH | os.O_CLOEXEC)) for path in _REBIND.get(root, ())
+    ]
+
+
+def _rebind(root: str, held: list[tuple[str, int]]) -> None:
+    """Bind the held environment parts again, read-only, at their paths on top of the run's
+    private mounts (their mount points are made in the run's fresh tmpfs)."""
+    for path, fd in held:
+        target = root + path
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.makedirs(target, mode=0o755, exist_ok=True)
+        else:
+            _touch(target)
+        bind(f"/proc/self/fd/{fd}", target)
+        os.close(fd)
 
 
 def enter(root: str, work_dir: str, tmp_mb: int) -> None:
     """In a run's own mount namespace (and PID namespace, as its init): mount the run's private
-    parts onto the view at ``root`` and ``chroot`` into it. Raises ``OSError``."""
+    parts onto the view at ``root``, bind the environment parts they cover on top again, and
+    ``chroot`` into it. Raises ``OSError``."""
+    held = _hold(root)
     bind(work_dir, root + WORK_DIR, read_only=False)
     scratch = root + "/sandbox/scratch"
     mount_fs("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0755,size={tmp_mb}m")
@@ -186,7 +226,11 @@ def enter(root: str, work_dir: str, tmp_mb: int) -> None:
         os.mkdir(os.path.join(scratch, name))
         os.chmod(os.path.join(scratch, name), 0o1777)
         bind(os.path.join(scratch, name), root + target, read_only=False)
-    # hidepid=2: the namespace's init (not dumpable) stays invisible to the run
+    _rebind(root, held)
+    # hidepid=2 lists only the processes the reader may ptrace-read: the run's own. The init
+    # of its PID namespace is hidden because the run cannot: it is root's (uid-separated runs)
+    # or not dumpable (rootless runs share its uid), see _worker._Worker._spawn_init. Members
+    # of the mount's group (gid 0) see it listed, still unusable; the child checks (_verify).
     mount_fs("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | 8, "hidepid=2")  # NOEXEC
     chroot(root)
     os.chdir(WORK_DIR)

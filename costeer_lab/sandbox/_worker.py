@@ -8,15 +8,19 @@ pre-forked, and serves JSON lines on stdin/stdout:
 
 * request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
 * response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
-  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "isolation", "error"}``
+  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "isolation", "verified", "error"}``
 
-Every child is forked into a PID namespace of its own, as its process 1: when it exits, the
-kernel kills whatever it started. The outcome of a run comes from the kernel only — the wait
-status and resource usage of ``wait4`` and the worker's own timers. The child's status pipe
-carries set-up errors and is closed before candidate code runs, so nothing the candidate writes
-can change its verdict. When root, each run also gets its own unprivileged uid (a slot claimed
-with ``flock`` so several workers on one machine never share one), swept after the run. The
-worker exits when stdin closes, killing whatever still runs.
+Every child is forked into a PID namespace of its own, beside a small init that is the
+namespace's process 1 (see :meth:`_Worker._spawn_init` for why it must be unusable to the run):
+when the init is killed, the kernel kills whatever the run started. The outcome of a run comes
+from the kernel only — the wait status and resource usage of ``wait4`` and the worker's own
+timers. The child's status pipe carries set-up errors, or a ready line with the isolation facts
+the child verified from inside (``_verify.py``), and is closed before candidate code runs, so
+nothing the candidate writes can change its verdict. A response's ``isolation`` is the level
+the child verified for that run, never only the level the worker intended. When root, each run
+also gets its own unprivileged uid (a slot claimed with ``flock`` so several workers on one
+machine never share one), swept after the run. The worker exits when stdin closes, killing
+whatever still runs.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from costeer_lab.sandbox._ns import (
     sweep_uid,
     unshare,
 )
+from costeer_lab.sandbox._verify import shortfalls
 from costeer_lab.sandbox._view import build
 from costeer_lab.sandbox._warm import run_steps
 
@@ -80,6 +85,7 @@ class _Run:
     process_limit_hit: bool = False
     status: bytes = b""
     registered: bool = True
+    verified: dict[str, Any] | None = None  # the facts of the child's ready line
 
 
 class _Worker:
@@ -108,6 +114,9 @@ class _Worker:
         self.host_netns_fd: int | None = namespaces.get("host_netns_fd")
         self.pidns_fd: int | None = None
         self.view_root: str | None = None
+        # Tests only (never set by Sandbox): a dumpable init even without uid separation, the
+        # hole the child's isolation check must refuse (tests/sandbox/test_rootless.py)
+        self._test_only_dumpable_init = bool(config.get("test_only_dumpable_init"))
         self.iso = self._isolate(namespaces)
         if self.is_root:
             os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
@@ -283,7 +292,7 @@ class _Worker:
             rounds = int(self.config.get("warm_up_rounds", 2))
             wait_and_run(
                 req_r, status_w, self.host_netns_fd, self.view_root, keep,
-                warm=warm, warm_rounds=rounds,
+                warm=warm, warm_rounds=rounds, strict=self.iso["level"] == "full",
             )  # fmt: skip
         os.close(req_r)
         os.close(status_w)
@@ -291,12 +300,26 @@ class _Worker:
         return _Spare(pid, req_w, status_r, init_pid)
 
     def _spawn_init(self) -> int:
-        """Start process 1 of the new PID namespace. ``sleep`` started with ``posix_spawn``
-        (no copy of the worker's page tables, unlike a fork) is enough: it holds nothing,
-        ignores signals from inside its namespace like any init, and the zombies it never
-        reaps die with it. Falls back to a forked :func:`namespace_init`."""
+        """Start process 1 of the new PID namespace.
+
+        The run shares its PID namespace with the init, and the kernel lets a process use
+        another one's ``/proc/<pid>/root`` (the init's root is the worker's: the host's
+        filesystem), ``environ``, memory and ``ptrace`` when both have the same uid and the
+        target is *dumpable*; ``hidepid=2`` hides exactly the processes that check fails for.
+        ``exec`` makes a process dumpable again. So:
+
+        * runs with uids of their own (root: a slot uid per run) cannot use a root-owned init:
+          ``sleep`` started with ``posix_spawn`` (no copy of the worker's page tables, unlike a
+          fork; it ignores signals from inside its namespace like any init, and the zombies it
+          never reaps die with it) is enough;
+        * runs that share the worker's uid (rootless) get the forked :func:`namespace_init`,
+          which makes itself non-dumpable before anything else (a fork of the worker: about
+          1.5 ms of its time per run, spent while the previous run executes).
+
+        The child checks the result before running candidate code (``_verify.py``).
+        """
         sleep = self.config.get("sleep_path")
-        if sleep:
+        if sleep and (self.is_root or self._test_only_dumpable_init):
             null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
             try:
                 return os.posix_spawn(sleep, ["sandbox-init", "infinity"], {}, file_actions=null)
@@ -349,11 +372,8 @@ class _Worker:
             code, sig = None, os.WTERMSIG(status)
         else:
             code, sig = os.WEXITSTATUS(status), None
-        cpu_before = 0.0
         text = run.status.decode(errors="replace")
-        if text.startswith(READY_MARK):
-            with contextlib.suppress(ValueError):
-                cpu_before = float(text[len(READY_MARK) :].split()[0])
+        cpu_before, run.verified = _parse_ready(text)
         cpu = max(0.0, float(usage.ru_utime + usage.ru_stime) - cpu_before)
         error = text if (code == SETUP_FAILED_EXIT and not text.startswith(READY_MARK)) else None
         self._finish(run, code, sig, cpu, int(usage.ru_maxrss), error or None)
@@ -392,13 +412,26 @@ class _Worker:
                 "cpu_s": cpu,
                 "maxrss_kb": rss,
                 "network_isolated": self._isolated(run),
-                "isolation": self.iso["level"],
+                "isolation": self._verified_level(run),
+                "verified": run.verified,
                 "error": error,
             }
         )
         if self.spare is None:  # e.g. the fork at the start of the run failed
             with contextlib.suppress(OSError):
                 self.spare = self._fork_spare()
+
+    def _verified_level(self, run: _Run) -> str:
+        """The isolation the run had: the worker's level when its child verified every fact of
+        it before running the code (``_verify.py``), ``"partial"`` when one did not hold (only
+        possible with weak isolation accepted: under a full worker the child refuses), and
+        ``"unverified"`` when no ready line came (the child never ran the code)."""
+        level = str(self.iso["level"])
+        if run.verified is None:
+            return "unverified"
+        if level == "full" and shortfalls(run.verified):
+            return "partial"
+        return level
 
     def _isolated(self, run: _Run) -> bool:
         """Whether the run had no network: runs asking for it rejoin the host namespace when
@@ -464,6 +497,23 @@ class _Worker:
                         pass
             self._reap()
             self._check_deadlines()
+
+
+def _parse_ready(text: str) -> tuple[float, dict[str, Any] | None]:
+    """The CPU seconds the child used before its run and the facts it verified, from its ready
+    line ``READY_MARK cpu_s {facts}`` (``(0.0, None)`` when there is none: set-up failed)."""
+    if not text.startswith(READY_MARK):
+        return 0.0, None
+    cpu_text, _, facts_text = text[len(READY_MARK) :].partition(" ")
+    try:
+        cpu_before = float(cpu_text)
+    except ValueError:
+        cpu_before = 0.0
+    try:
+        facts = json.loads(facts_text)
+    except ValueError:
+        return cpu_before, None
+    return cpu_before, facts if isinstance(facts, dict) else None
 
 
 def _kill_init(pid: int | None) -> None:

@@ -1,10 +1,12 @@
-"""The view plan names what a run could not see: parts of the Python environment under the
-paths each run replaces with private mounts (a checkout and its ``.venv`` under ``/tmp``)."""
+"""The view plan names the parts of the Python environment under the paths each run replaces
+with private mounts (a checkout and its ``.venv`` under ``/tmp``), which runs bind again, and
+those it cannot show (under ``/proc``), which the sandbox warns about."""
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import pytest
 
@@ -19,14 +21,22 @@ def test_an_environment_outside_the_private_paths_is_fully_visible() -> None:
     assert plan(resolve(["numpy", "pandas", "pyarrow", "tables"]))["shadowed"] == []
 
 
-def test_a_site_directory_under_tmp_is_reported_and_warned_about(
+def test_a_site_directory_under_tmp_is_reported_and_rebound_without_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     site = "/tmp/checkout/.venv/lib/python3.11/site-packages"
     view = plan({site: ["tables"], "/opt/env/site-packages": ["numpy"]})
-    assert view["shadowed"] == [site]
+    assert view["shadowed"] == [site] and view["hidden"] == []
     assert plan({"/var/tmpfiles/site-packages": ["x"]})["shadowed"] == []  # not /var/tmp
 
     monkeypatch.setattr(_sandbox, "resolve", lambda packages: {site: ["tables"]})
-    with pytest.warns(RuntimeWarning, match="runs cannot see /tmp/checkout"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         _sandbox._planned_view(("tables",))
+
+
+def test_a_site_directory_under_proc_is_warned_about(monkeypatch: pytest.MonkeyPatch) -> None:
+    site = "/proc/odd/site-packages"
+    monkeypatch.setattr(_sandbox, "resolve", lambda packages: {site: ["tables"]})
+    with pytest.warns(RuntimeWarning, match="runs cannot see /proc/odd"):
+        assert _sandbox._planned_view(("tables",))["hidden"] == [site]
