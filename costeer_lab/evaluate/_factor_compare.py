@@ -41,7 +41,12 @@ import numpy as np
 import pandas as pd
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.evaluate._factor_mismatch import classify_mismatch, equal_mask, mismatch_rows
+from costeer_lab.evaluate._factor_mismatch import (
+    band,
+    classify_mismatch,
+    equal_mask,
+    mismatch_rows,
+)
 from costeer_lab.settings import EvaluatorSettings
 
 __all__ = ["ACCEPTANCE_RULES", "Comparison", "DateICs", "band", "compare_to_truth", "date_ics"]
@@ -237,22 +242,6 @@ def _nan_match(cand: np.ndarray, truth: np.ndarray) -> tuple[float, int, int]:
     filled = int((truth_nan & ~np.isnan(cand)).sum())
     n = int(truth_nan.sum())
     return (1.0 - filled / n if n else 1.0), filled, n
-
-
-def band(x: float) -> str:
-    """A number in one-decimal steps, rounded down: what ``diagnostics`` feedback shows of a
-    metric computed against the truth (precise values would be an oracle of the truth).
-
-    Example:
-        >>> band(0.99994), band(-0.05), band(1.0), band(float("nan"))
-        ('[0.9, 1.0)', '[-0.1, 0.0)', '1.0', 'n/a')
-    """
-    if not math.isfinite(x):
-        return "n/a"
-    if x >= 1.0 or x <= -1.0:
-        return f"{max(-1.0, min(1.0, x)):.1f}"
-    lo = math.floor(x * 10) / 10
-    return f"[{lo:.1f}, {lo + 0.1:.1f})"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import pandas as pd
 
 from costeer_lab.settings import EvaluatorSettings
 
-__all__ = ["MISMATCH_CLASSES", "classify_mismatch", "equal_mask", "mismatch_rows"]
+__all__ = ["MISMATCH_CLASSES", "band", "classify_mismatch", "equal_mask", "mismatch_rows"]
 
 MISMATCH_CLASSES = (
     "nan_pattern",
@@ -44,6 +44,22 @@ MISMATCH_CLASSES = (
 #: Rows shown in the feedback of a mismatch.
 MAX_ROWS = 5
 _SHIFTS = (1, 2, 3, 5, -1, -2, -3, -5)
+
+
+def band(x: float) -> str:
+    """A number in one-decimal steps, rounded down: what ``diagnostics`` feedback shows of a
+    metric computed against the truth (precise values would be an oracle of the truth).
+
+    Example:
+        >>> band(0.99994), band(-0.05), band(1.0), band(float("nan"))
+        ('[0.9, 1.0)', '[-0.1, 0.0)', '1.0', 'n/a')
+    """
+    if not math.isfinite(x):
+        return "n/a"
+    if x >= 1.0 or x <= -1.0:
+        return f"{max(-1.0, min(1.0, x)):.1f}"
+    lo = math.floor(x * 10) / 10
+    return f"[{lo:.1f}, {lo + 0.1:.1f})"
 
 
 def equal_mask(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> np.ndarray:
@@ -89,7 +105,6 @@ def _ic_words(ic: float, precise: bool) -> str:
     """The mean IC in an explanation: 3 decimals when precise, else a one-decimal band."""
     if precise:
         return f"{ic:.3f}"
-    from costeer_lab.evaluate._factor_compare import band  # the compare module imports this one
 
     return f"in {band(ic)}" if math.isfinite(ic) and abs(ic) < 1 else band(ic)
 
