@@ -88,6 +88,12 @@ def _cpu_used() -> float:
 
 
 def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -> None:
+    """Per-process limits. CPU time, file size and core dumps always. Memory and processes
+    only as the fallback: when the run has a cgroup (``limits["budget"]`` names it) the
+    kernel bounds them for the run as a whole and counts each hit, and a per-process
+    ``RLIMIT_AS`` would only charge virtual reservations (the pre-imported libraries' mappings,
+    thread stacks) and fail allocations with no kernel record of why."""
+
     def cap(kind: int, soft: int, hard: int | None = None) -> None:
         _, old_hard = resource.getrlimit(kind)
         hard = soft if hard is None else hard
@@ -99,9 +105,11 @@ def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -
     # included: the run gets its limit rounded to the nearest second (at least one)
     cpu = max(1, math.floor(float(limits["cpu_time_s"]) + cpu_before + 0.5))
     cap(resource.RLIMIT_CPU, cpu, cpu + 1)
-    cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     cap(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * _MB)
     cap(resource.RLIMIT_CORE, 0)
+    if str(limits.get("budget", "rlimit")).startswith("cgroup"):
+        return
+    cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     nproc = int(limits["max_processes"])
     if uid is None:  # unprivileged: the limit counts every process of our own user
         nproc += count_uid_processes(os.getuid())

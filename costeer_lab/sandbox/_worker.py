@@ -6,9 +6,18 @@ network namespaces (through a user namespace when not root). It pre-imports the 
 libraries once, builds the read-only filesystem view of runs (``_view.py``), keeps one child
 pre-forked, and serves JSON lines on stdin/stdout:
 
-* request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
+* request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env",
+  "collect"}`` (``collect``: output name → byte cap)
 * response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
-  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "isolation", "error"}``
+  "memory_exceeded", "budget", "budget_events", "work_area", "output_problems", "duration_s",
+  "cpu_s", "maxrss_kb", "network_isolated", "isolation", "error"}``
+
+Budgets come from the kernel. Where the worker may create cgroups (``_cgroup.py``), each run
+gets one, with ``memory_mb`` and ``max_processes`` for the run as a whole; the spare is moved
+into it before its request is written, and ``memory_exceeded`` / ``process_limit_hit`` are the
+cgroup's own event counters read after the run. Elsewhere the child's per-process rlimits are
+the fallback (``budget: "rlimit"``). Each run also works in a private tmpfs of ``work_mb``
+(``_area.py``) mounted in the worker's mount namespace, so no run can fill a shared disk.
 
 Every child is forked into a PID namespace of its own, as its process 1: when it exits, the
 kernel kills whatever it started. The outcome of a run comes from the kernel only — the wait
@@ -35,6 +44,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from costeer_lab.sandbox._area import Area, open_area
+from costeer_lab.sandbox._cgroup import Budget, RunCgroup, discover
 from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run, wipe_cmdline
 from costeer_lab.sandbox._ns import (
     CLONE_NEWPID,
@@ -80,6 +91,11 @@ class _Run:
     process_limit_hit: bool = False
     status: bytes = b""
     registered: bool = True
+    cgroup: RunCgroup | None = None
+    area: Area | None = None
+    run_dir: str = ""
+    collect: dict[str, int] | None = None
+    notes: list[str] | None = None
 
 
 class _Worker:
@@ -109,6 +125,10 @@ class _Worker:
         self.pidns_fd: int | None = None
         self.view_root: str | None = None
         self.iso = self._isolate(namespaces)
+        self.budget: Budget | None = None
+        self.budget_notes: list[str] = []
+        self.stale_cgroups: list[RunCgroup] = []
+        self.budget, self.budget_notes = discover(f"costeer-sbx-{_host_pid()}")
         if self.is_root:
             os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
             self._sweep_orphans()
@@ -239,29 +259,84 @@ class _Worker:
             uid, lock_fd = slot
             _sweep(uid)
         req["uid"] = uid
+        limits = req["limits"]
+        notes: list[str] = []
+        run_dir = str(req["run_dir"])
+        area = self._open_area(req, notes)
         try:
             spare = self.spare or self._fork_spare()
         except OSError:
             if lock_fd is not None:
                 os.close(lock_fd)
+            if area is not None:
+                area.close()
             raise
         self.spare = None
-        data = json.dumps(req).encode()
-        while data:
-            data = data[os.write(spare.req_w, data) :]
+        cgroup = self._enter_cgroup(spare.pid, limits, notes)
+        limits["budget"] = cgroup.mode if cgroup is not None else "rlimit"  # for the child
+        try:
+            data = json.dumps(req).encode()
+            while data:
+                data = data[os.write(spare.req_w, data) :]
+        except OSError:  # the spare died waiting: nothing of the run to keep
+            _abandon(spare, area, cgroup, lock_fd)
+            raise
         os.close(spare.req_w)  # the spare reads to EOF, then runs the request
         now = time.monotonic()
-        limits = req["limits"]
         deadline = now + float(limits["wall_time_s"])
         run = _Run(
             req["id"], spare.pid, spare.init_pid, uid, lock_fd, spare.status_r, now, deadline,
-            limits,
+            limits, cgroup=cgroup, area=area, run_dir=run_dir,
+            collect={str(k): int(v) for k, v in dict(req.get("collect") or {}).items()},
+            notes=notes,
         )  # fmt: skip
         self.runs[spare.pid] = run
         self.sel.register(spare.status_r, selectors.EVENT_READ, run)
         # Fork the next child now: it warms up on an idle core while this run executes.
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
+
+    def _open_area(self, req: dict[str, Any], notes: list[str]) -> Area | None:
+        """Mount the run's private work area and point the request at it (work directory,
+        main file, capture files); ``None`` (the run works in ``run_dir/work`` on disk, as
+        noted) where the worker has no mount namespace of its own or the mount fails."""
+        if not self.iso["namespaces"]:
+            notes.append("no private work area: the worker has no mount namespace")
+            return None
+        work = str(req["work_dir"])
+        try:
+            area = open_area(
+                str(req["run_dir"]), work, req.get("read_only", ()),
+                int(req["limits"].get("work_mb", 512)),
+            )  # fmt: skip
+        except OSError as exc:
+            notes.append(f"no private work area: {exc}")
+            return None
+        req["main"] = os.path.join(area.work, os.path.relpath(str(req["main"]), work))
+        req["work_dir"] = area.work
+        req["run_dir"] = area.capture  # where the child opens stdout and stderr
+        return area
+
+    def _enter_cgroup(
+        self, pid: int, limits: dict[str, Any], notes: list[str]
+    ) -> RunCgroup | None:
+        """Create the run's cgroup and move the spare ``pid`` into it. The spare is blocked
+        reading its request, so none of the candidate's code has run yet. ``None`` (rlimits
+        only, as noted) when the machine offers no cgroup or this one fails."""
+        if self.budget is None:
+            return None
+        try:
+            cgroup = self.budget.create(int(limits["memory_mb"]), int(limits["max_processes"]))
+        except OSError as exc:
+            notes.append(f"no cgroup for this run: {exc}")
+            return None
+        try:
+            cgroup.add(pid)
+        except OSError as exc:
+            notes.append(f"no cgroup for this run: {exc}")
+            cgroup.remove(wait_s=0)
+            return None
+        return cgroup
 
     def _fork_spare(self) -> _Spare:
         """Fork a child that waits for its request, in a new PID namespace whose process 1 is
@@ -318,6 +393,8 @@ class _Worker:
     def _kill(self, run: _Run) -> None:
         with contextlib.suppress(OSError):
             os.killpg(run.pid, signal.SIGKILL)
+        if run.cgroup is not None:
+            run.cgroup.kill()
         _kill_init(run.init_pid)
         if run.uid is not None:
             if count_uid_processes(run.uid) >= int(run.limits["max_processes"]):
@@ -375,6 +452,8 @@ class _Worker:
             with contextlib.suppress(OSError):
                 os.killpg(run.pid, signal.SIGKILL)
         _kill_init(run.init_pid)  # its PID namespace ends: whatever the run left dies
+        events = self._release_cgroup(run)
+        work_area, output_problems = self._release_area(run, error)
         if run.lock_fd is not None:
             os.close(run.lock_fd)
         cpu_limit = sig == signal.SIGXCPU or (
@@ -387,7 +466,13 @@ class _Worker:
                 "signal": sig,
                 "timed_out": run.timed_out,
                 "cpu_limit": cpu_limit,
-                "process_limit_hit": run.process_limit_hit,
+                "process_limit_hit": run.process_limit_hit or events.get("pids_max", 0) > 0,
+                "memory_exceeded": events.get("oom_kill", 0) > 0,
+                "budget": run.cgroup.mode if run.cgroup is not None else "rlimit",
+                "budget_events": events,
+                "budget_notes": run.notes or [],
+                "work_area": work_area,
+                "output_problems": output_problems,
                 "duration_s": elapsed,
                 "cpu_s": cpu,
                 "maxrss_kb": rss,
@@ -399,6 +484,40 @@ class _Worker:
         if self.spare is None:  # e.g. the fork at the start of the run failed
             with contextlib.suppress(OSError):
                 self.spare = self._fork_spare()
+
+    def _release_cgroup(self, run: _Run) -> dict[str, int]:
+        """Read the run's cgroup events (the kernel's account of its memory and processes),
+        then kill what is left in it and remove it (later, when it is still busy)."""
+        self._retry_stale_cgroups()
+        if run.cgroup is None:
+            return {}
+        events = run.cgroup.events()
+        if not run.cgroup.remove():
+            self.stale_cgroups.append(run.cgroup)
+        return events
+
+    def _retry_stale_cgroups(self) -> None:
+        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove(wait_s=0)]
+
+    def _release_area(self, run: _Run, error: str | None) -> tuple[str, dict[str, str]]:
+        """Copy the requested outputs and the capture files of a run out of its work area to
+        the run directory, then unmount the area. Returns ``("tmpfs" or "disk", refused
+        outputs → reason)``."""
+        area = run.area
+        if area is None:
+            return "disk", {}
+        try:
+            if error is None:
+                problems = area.collect(run.collect or {}, os.path.join(run.run_dir, "out"))
+            else:  # set-up failed: no output to look at
+                problems = {}
+            area.copy_captures(run.run_dir, int(run.limits["max_output_bytes"]))
+        except OSError as exc:
+            why = f"not copied out of the work area: {exc}"
+            problems = {name: why for name in run.collect or {}}
+        finally:
+            area.close()
+        return "tmpfs", problems
 
     def _isolated(self, run: _Run) -> bool:
         """Whether the run had no network: runs asking for it rejoin the host namespace when
@@ -433,6 +552,9 @@ class _Worker:
         for run in list(self.runs.values()):
             self._kill(run)
         self._reap()
+        self._retry_stale_cgroups()
+        if self.budget is not None:
+            self.budget.close()
         if self.view_root is not None:
             with contextlib.suppress(OSError):
                 detach(self.view_root)
@@ -441,9 +563,11 @@ class _Worker:
     def serve(self) -> None:
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
+        mode = self.budget.mode if self.budget is not None else "rlimit"
+        budget = {"mode": mode, "notes": self.budget_notes}
         self.send(
             {"ready": True, "pid": _host_pid(), "import_errors": self.import_errors,
-             "isolation": self.iso}
+             "isolation": self.iso, "budget": budget}
         )  # fmt: skip
         while True:
             pending = [r.deadline for r in self.runs.values() if not r.timed_out]
@@ -464,6 +588,23 @@ class _Worker:
                         pass
             self._reap()
             self._check_deadlines()
+
+
+def _abandon(
+    spare: _Spare, area: Area | None, cgroup: RunCgroup | None, lock_fd: int | None
+) -> None:
+    """Release what a run that could not start held (its spare is dead or is killed)."""
+    if area is not None:
+        area.close()
+    if cgroup is not None:
+        cgroup.remove()
+    if lock_fd is not None:
+        os.close(lock_fd)
+    os.close(spare.req_w)
+    os.close(spare.status_r)
+    with contextlib.suppress(OSError):
+        os.kill(spare.pid, signal.SIGKILL)
+    _kill_init(spare.init_pid)
 
 
 def _kill_init(pid: int | None) -> None:
