@@ -8,8 +8,9 @@ there:
 
 * ``area/work``: copies of the workspace files; the read-only inputs are *bind-mounted*
   read-only from their on-disk copies (never copied again, never linked);
-* ``area/capture``: the run's ``stdout`` and ``stderr``, so printing counts against the same
-  size as writing files.
+* ``area/capture``: the run's ``stdout`` and ``stderr``, on a second tmpfs of the same size
+  (so printing cannot fill a disk either, and a run that filled its work directory can still
+  print why it failed).
 
 Its pages are charged to the run's memory cgroup when it has one. After the run the worker
 copies back only what the caller asked for: the requested output files (regular files only, no
@@ -76,20 +77,25 @@ def open_area(run_dir: str, work_dir: str, read_only: Iterable[str], work_mb: in
     root = os.path.join(run_dir, "area")
     os.mkdir(root, 0o700)
     try:
-        inodes = max(1024, work_mb * 256)  # one per 4 KiB: no run of empty files past its size
-        opts = f"mode=0711,size={work_mb}m,nr_inodes={inodes}"
-        mount_fs("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+        _mount_tmpfs(root, work_mb, "0711")
     except OSError:
         os.rmdir(root)
         raise
     area = Area(root, os.path.join(root, "work"), os.path.join(root, "capture"))
     try:
         os.mkdir(area.capture, 0o700)
+        _mount_tmpfs(area.capture, work_mb, "0700")
         _fill(work_dir, area.work, set(read_only))
     except BaseException:
         area.close()
         raise
     return area
+
+
+def _mount_tmpfs(target: str, size_mb: int, mode: str) -> None:
+    inodes = max(1024, size_mb * 256)  # one per 4 KiB: no swarm of empty files past its size
+    opts = f"mode={mode},size={size_mb}m,nr_inodes={inodes}"
+    mount_fs("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, opts)
 
 
 def _fill(src_root: str, dst_root: str, read_only: set[str]) -> None:

@@ -35,12 +35,13 @@ class Limits:
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), stdout/stderr included.
         tmp_mb: size of the run's private tmpfs, shared by its ``/tmp``, ``/var/tmp`` and
             ``/dev/shm`` (gone after the run; counted in ``memory_mb`` with a cgroup).
-        work_mb: size of the run's private work area, a tmpfs holding its work directory and
-            its stdout/stderr (the read-only inputs are mounted in, and do not count): a run
-            writing more gets ``ENOSPC`` and no shared disk fills. Only the requested outputs
-            and the captured output's head and tail are copied back to disk. Counted in
-            ``memory_mb`` with a cgroup; where the worker has no mount namespace (weak
-            isolation) the run works on disk and only ``max_file_mb`` bounds it.
+        work_mb: size of the run's private work area, a tmpfs holding its work directory (the
+            read-only inputs are mounted in and do not count), and of a second one holding its
+            stdout and stderr: a run writing more gets ``ENOSPC`` and no shared disk fills.
+            Only the requested outputs and the captured output's head and tail are copied
+            back to disk. Counted in ``memory_mb`` with a cgroup; where the worker has no mount
+            namespace (weak isolation) the run works on disk and only ``max_file_mb`` bounds
+            each file.
 
     Example:
         >>> Limits(wall_time_s=5).memory_mb

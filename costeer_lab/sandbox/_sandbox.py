@@ -126,6 +126,7 @@ class Sandbox:
             "view": _planned_view(self.packages),
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
             "sleep_path": shutil.which("sleep"),
+            "use_cgroups": self.settings.use_cgroups,
         }
 
     def _get_worker(self) -> WorkerProcess:

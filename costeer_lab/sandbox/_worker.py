@@ -128,7 +128,10 @@ class _Worker:
         self.budget: Budget | None = None
         self.budget_notes: list[str] = []
         self.stale_cgroups: list[RunCgroup] = []
-        self.budget, self.budget_notes = discover(f"costeer-sbx-{_host_pid()}")
+        if config.get("use_cgroups", True):
+            self.budget, self.budget_notes = discover(f"costeer-sbx-{_host_pid()}")
+        else:
+            self.budget_notes.append("cgroups turned off (SandboxSettings.use_cgroups)")
         if self.is_root:
             os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
             self._sweep_orphans()
