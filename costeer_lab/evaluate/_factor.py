@@ -47,6 +47,9 @@ _LOG = logging.getLogger(__name__)
 _GT_CACHE: OrderedDict[tuple[str, str, str], pd.Series | GroundTruthError] = OrderedDict()
 _GT_LOCK = threading.Lock()
 _GT_CACHE_SIZE = 256
+#: Cap of a factor output file (HDF5, or the Parquet it is decoded to) read back from the
+#: sandbox: ``max_output_rows`` (5M) rows of a (datetime, instrument) series fit well within.
+_FACTOR_OUTPUT_BYTES = 256 * 1024 * 1024
 
 
 def make_runner(
@@ -54,10 +57,12 @@ def make_runner(
     settings: EvaluatorSettings,
     timeout_s: float,
     packages: tuple[str, ...] | None = None,
+    max_output_file_bytes: int | None = None,
 ) -> Runner:
     """Build a runner by name: ``"sandbox"`` (isolated, limits from settings; ``packages``:
-    the libraries runs may import, default the sandbox setting) or ``"inprocess"`` (trusted
-    code only)."""
+    the libraries runs may import, default the sandbox setting; ``max_output_file_bytes``:
+    the cap of each output file read back, default the sandbox's 256 MiB budget) or
+    ``"inprocess"`` (trusted code only)."""
     if name == "inprocess":
         return InProcessRunner()
     if name != "sandbox":
@@ -67,7 +72,10 @@ def make_runner(
     if sandbox_cls is None or limits_cls is None:
         raise ConfigurationError("costeer_lab.sandbox.Sandbox is not available")
     limits = limits_cls(wall_time_s=timeout_s, cpu_time_s=timeout_s, memory_mb=settings.memory_mb)
-    runner: Runner = sandbox_cls(limits, packages=packages)
+    caps = (
+        {} if max_output_file_bytes is None else {"max_output_file_bytes": max_output_file_bytes}
+    )
+    runner: Runner = sandbox_cls(limits, packages=packages, **caps)
     return runner
 
 
@@ -174,6 +182,7 @@ class FactorEvaluator:
                     self.settings,
                     self.settings.factor_timeout_s,
                     packages=tuple(self.settings.factor_packages),
+                    max_output_file_bytes=_FACTOR_OUTPUT_BYTES,
                 )
             return self._runners[which, spec]
 
