@@ -455,8 +455,8 @@ class _Worker:
             with contextlib.suppress(OSError):
                 os.killpg(run.pid, signal.SIGKILL)
         _kill_init(run.init_pid)  # its PID namespace ends: whatever the run left dies
-        events = self._release_cgroup(run)
-        work_area, output_problems = self._release_area(run, error)
+        events = self._budget_events(run)
+        work_area, output_problems = self._copy_out(run, error)
         if run.lock_fd is not None:
             os.close(run.lock_fd)
         cpu_limit = sig == signal.SIGXCPU or (
@@ -484,43 +484,44 @@ class _Worker:
                 "error": error,
             }
         )
+        self._release(run)
         if self.spare is None:  # e.g. the fork at the start of the run failed
             with contextlib.suppress(OSError):
                 self.spare = self._fork_spare()
 
-    def _release_cgroup(self, run: _Run) -> dict[str, int]:
-        """Read the run's cgroup events (the kernel's account of its memory and processes),
-        then kill what is left in it and remove it (later, when it is still busy)."""
-        self._retry_stale_cgroups()
+    def _budget_events(self, run: _Run) -> dict[str, int]:
+        """Kill what is left in the run's cgroup and read its events: the kernel's account of
+        the run's memory and processes."""
         if run.cgroup is None:
             return {}
-        events = run.cgroup.events()
-        if not run.cgroup.remove():
-            self.stale_cgroups.append(run.cgroup)
-        return events
+        run.cgroup.kill()
+        return run.cgroup.events()
 
-    def _retry_stale_cgroups(self) -> None:
-        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove(wait_s=0)]
-
-    def _release_area(self, run: _Run, error: str | None) -> tuple[str, dict[str, str]]:
+    def _copy_out(self, run: _Run, error: str | None) -> tuple[str, dict[str, str]]:
         """Copy the requested outputs and the capture files of a run out of its work area to
-        the run directory, then unmount the area. Returns ``("tmpfs" or "disk", refused
-        outputs → reason)``."""
+        the run directory. Returns ``("tmpfs" or "disk", refused outputs → reason)``."""
         area = run.area
         if area is None:
             return "disk", {}
+        problems: dict[str, str] = {}
         try:
-            if error is None:
+            if error is None:  # else set-up failed: no output to look at
                 problems = area.collect(run.collect or {}, os.path.join(run.run_dir, "out"))
-            else:  # set-up failed: no output to look at
-                problems = {}
             area.copy_captures(run.run_dir, int(run.limits["max_output_bytes"]))
         except OSError as exc:
             why = f"not copied out of the work area: {exc}"
             problems = {name: why for name in run.collect or {}}
-        finally:
-            area.close()
         return "tmpfs", problems
+
+    def _release(self, run: _Run) -> None:
+        """Unmount the run's work area and remove its cgroup (after the answer is sent: the
+        caller does not wait for this). A cgroup whose last processes are still exiting is
+        removed at a later run."""
+        if run.area is not None:
+            run.area.close()
+        if run.cgroup is not None:
+            self.stale_cgroups.append(run.cgroup)
+        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove(wait_s=0)]
 
     def _isolated(self, run: _Run) -> bool:
         """Whether the run had no network: runs asking for it rejoin the host namespace when
@@ -555,7 +556,12 @@ class _Worker:
         for run in list(self.runs.values()):
             self._kill(run)
         self._reap()
-        self._retry_stale_cgroups()
+        for run in self.runs.values():  # killed, not reaped yet
+            if run.area is not None:
+                run.area.close()
+            if run.cgroup is not None:
+                self.stale_cgroups.append(run.cgroup)
+        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove()]
         if self.budget is not None:
             self.budget.close()
         if self.view_root is not None:
