@@ -24,7 +24,10 @@ class Limits:
         memory_mb: memory of the run as a whole, where the sandbox can give each run a cgroup
             (``SandboxResult.budget`` ``"cgroup-v1"`` or ``"cgroup-v2"``): every process of the
             run and the pages of its tmpfs areas count, the kernel kills the run past it and
-            records that (``memory_exceeded``). Elsewhere (``budget == "rlimit"``, e.g. rootless
+            records that (``memory_exceeded``); each process also keeps an address-space
+            backstop of ``memory_mb`` above what it had mapped at the start (one allocation
+            bigger than that fails with ``MemoryError``, which the kernel does not record: the
+            result calls it unconfirmed). Elsewhere (``budget == "rlimit"``, e.g. rootless
             without a delegated cgroup) it is the address-space limit of *each* process
             (``RLIMIT_AS``), where the pre-imported libraries' mappings count: keep it above
             ~1 GiB.

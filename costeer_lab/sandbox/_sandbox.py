@@ -404,10 +404,15 @@ def _error(
         scope = "for the whole run " if whole else ""
         return f"process limit of {lim.max_processes} {scope}reached"
     if failed and _MEMORY_RE.search(stderr):
-        bound = "for the whole run" if whole else "per process (address space)"
+        bound = (
+            "for the whole run; each process may also map at most that much more address "
+            "space than it had at the start"
+            if whole
+            else "of address space per process"
+        )
         return (
-            f"the run reported a memory error that the kernel did not confirm (memory limit "
-            f"{lim.memory_mb} MB {bound}; exit code {code})"
+            f"the run reported a memory error that the kernel did not confirm: no process of "
+            f"it was killed for memory (limit {lim.memory_mb} MB {bound}; exit code {code})"
         )
     if sig is not None:
         return f"killed by {_signal_name(sig)}"
