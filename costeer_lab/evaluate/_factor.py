@@ -81,16 +81,22 @@ _RESOURCE_ERRORS = re.compile(
     r"\[Errno (?:11|12|23|24|28|122)\]|ENOSPC|ENOMEM|EDQUOT|EMFILE|ENFILE|EAGAIN"
 )
 
+#: Cap of a factor output file (HDF5, or the Parquet it is decoded to) read back from the
+#: sandbox: ``max_output_rows`` (5M) rows of a (datetime, instrument) series fit well within.
+_FACTOR_OUTPUT_BYTES = 256 * 1024 * 1024
+
 
 def make_runner(
     name: RunnerName,
     settings: EvaluatorSettings,
     timeout_s: float,
     packages: tuple[str, ...] | None = None,
+    max_output_file_bytes: int | None = None,
 ) -> Runner:
     """Build a runner by name: ``"sandbox"`` (isolated, limits from settings; ``packages``:
-    the libraries runs may import, default the sandbox setting) or ``"inprocess"`` (trusted
-    code only)."""
+    the libraries runs may import, default the sandbox setting; ``max_output_file_bytes``:
+    the cap of each output file read back, default the sandbox's 256 MiB budget) or
+    ``"inprocess"`` (trusted code only)."""
     if name == "inprocess":
         return InProcessRunner()
     if name != "sandbox":
@@ -100,7 +106,10 @@ def make_runner(
     if sandbox_cls is None or limits_cls is None:
         raise ConfigurationError("costeer_lab.sandbox.Sandbox is not available")
     limits = limits_cls(wall_time_s=timeout_s, cpu_time_s=timeout_s, memory_mb=settings.memory_mb)
-    runner: Runner = sandbox_cls(limits, packages=packages)
+    caps = (
+        {} if max_output_file_bytes is None else {"max_output_file_bytes": max_output_file_bytes}
+    )
+    runner: Runner = sandbox_cls(limits, packages=packages, **caps)
     return runner
 
 
@@ -242,6 +251,7 @@ class FactorEvaluator:
                     self.settings,
                     self.settings.factor_timeout_s,
                     packages=tuple(self.settings.factor_packages),
+                    max_output_file_bytes=_FACTOR_OUTPUT_BYTES,
                 )
             return self._runners[which, spec]
 

@@ -42,7 +42,12 @@ from costeer_lab.evaluate._factor import (
     make_runner,
 )
 from costeer_lab.evaluate._protocol import Runner, RunOutcome
-from costeer_lab.evaluate._pyfunc_answers import Answer, call_workspace, read_answers
+from costeer_lab.evaluate._pyfunc_answers import (
+    MAX_ANSWER_BYTES,
+    Answer,
+    call_workspace,
+    read_answers,
+)
 from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fingerprint, guard
 from costeer_lab.evaluate._pyfunc_proxy import Call
 from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
@@ -105,6 +110,7 @@ class PythonFunctionEvaluator:
                     self.settings,
                     self.settings.pyfunc_timeout_s,
                     packages=tuple(self.settings.pyfunc_packages),
+                    max_output_file_bytes=MAX_ANSWER_BYTES,  # no more is ever parsed
                 )
             return self._runner_obj
 

@@ -96,6 +96,17 @@ def _cpu_used() -> float:
 
 
 def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -> None:
+    """Per-process limits: CPU time, file size and core dumps always. Memory and processes:
+
+    * with a cgroup (``limits["budget"]`` names it), the kernel bounds them for the run as a
+      whole and counts each hit, so those are what a run must reach first: no
+      ``RLIMIT_NPROC``, and ``RLIMIT_AS`` only as a backstop against absurd address-space
+      reservations, ``memory_mb`` *above* what this process has mapped now (the pre-imported
+      libraries' mappings cost the run nothing);
+    * otherwise (the fallback), ``RLIMIT_AS`` of ``memory_mb`` per process and
+      ``RLIMIT_NPROC``.
+    """
+
     def cap(kind: int, soft: int, hard: int | None = None) -> None:
         _, old_hard = resource.getrlimit(kind)
         hard = soft if hard is None else hard
@@ -107,13 +118,25 @@ def _set_limits(limits: Mapping[str, Any], uid: int | None, cpu_before: float) -
     # included: the run gets its limit rounded to the nearest second (at least one)
     cpu = max(1, math.floor(float(limits["cpu_time_s"]) + cpu_before + 0.5))
     cap(resource.RLIMIT_CPU, cpu, cpu + 1)
-    cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     cap(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * _MB)
     cap(resource.RLIMIT_CORE, 0)
+    if str(limits.get("budget", "rlimit")).startswith("cgroup"):
+        cap(resource.RLIMIT_AS, _mapped_bytes() + int(limits["memory_mb"]) * _MB)
+        return
+    cap(resource.RLIMIT_AS, int(limits["memory_mb"]) * _MB)
     nproc = int(limits["max_processes"])
     if uid is None:  # unprivileged: the limit counts every process of our own user
         nproc += count_uid_processes(os.getuid())
     cap(resource.RLIMIT_NPROC, nproc)
+
+
+def _mapped_bytes() -> int:
+    """This process's address-space size now (``VmSize``), 0 when unknown."""
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def wipe_cmdline(title: str) -> None:

@@ -21,14 +21,30 @@ class Limits:
         wall_time_s: wall-clock limit; the whole process group is killed when it passes.
         cpu_time_s: CPU-time limit of the main process (``RLIMIT_CPU``, whole seconds: rounded
             to the nearest, at least one).
-        memory_mb: address-space limit of each process (``RLIMIT_AS``). The pre-imported
-            worker's mappings (numpy, pandas) count against it, so keep it above ~1 GiB.
-        max_processes: processes and threads the run may have at once (``RLIMIT_NPROC``).
+        memory_mb: memory of the run as a whole, where the sandbox can give each run a cgroup
+            (``SandboxResult.budget`` ``"cgroup-v1"`` or ``"cgroup-v2"``): every process of the
+            run and the pages of its tmpfs areas count, the kernel kills the run past it and
+            records that (``memory_exceeded``); each process also keeps an address-space
+            backstop of ``memory_mb`` above what it had mapped at the start (one allocation
+            bigger than that fails with ``MemoryError``, which the kernel does not record: the
+            result calls it unconfirmed). Elsewhere (``budget == "rlimit"``, e.g. rootless
+            without a delegated cgroup) it is the address-space limit of *each* process
+            (``RLIMIT_AS``), where the pre-imported libraries' mappings count: keep it above
+            ~1 GiB.
+        max_processes: processes and threads the run may have at once: ``pids.max`` of its
+            cgroup, or ``RLIMIT_NPROC`` as the fallback.
         max_output_bytes: bytes of stdout and of stderr kept each (head and tail halves).
         network: allow network access (default: a private network namespace, no network).
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), stdout/stderr included.
         tmp_mb: size of the run's private tmpfs, shared by its ``/tmp``, ``/var/tmp`` and
-            ``/dev/shm`` (memory the run can fill on top of ``memory_mb``; gone after the run).
+            ``/dev/shm`` (gone after the run; counted in ``memory_mb`` with a cgroup).
+        work_mb: size of the run's private work area, a tmpfs holding its work directory (the
+            read-only inputs are mounted in and do not count), and of a second one holding its
+            stdout and stderr: a run writing more gets ``ENOSPC`` and no shared disk fills.
+            Only the requested outputs and the captured output's head and tail are copied
+            back to disk. Counted in ``memory_mb`` with a cgroup; where the worker has no mount
+            namespace (weak isolation) the run works on disk and only ``max_file_mb`` bounds
+            each file.
 
     Example:
         >>> Limits(wall_time_s=5).memory_mb
@@ -43,12 +59,14 @@ class Limits:
     network: bool = False
     max_file_mb: int = 1024
     tmp_mb: int = 256
+    work_mb: int = 512
 
     def __post_init__(self) -> None:
         from costeer_lab.errors import InvalidInputError
 
         for name in (
-            "wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "max_file_mb", "tmp_mb"
+            "wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "max_file_mb", "tmp_mb",
+            "work_mb",
         ):  # fmt: skip
             value = getattr(self, name)
             if not value > 0:
@@ -68,6 +86,7 @@ class Limits:
             "network": bool(self.network),
             "max_file_mb": int(self.max_file_mb),
             "tmp_mb": int(self.tmp_mb),
+            "work_mb": int(self.work_mb),
         }
 
     @classmethod
@@ -85,8 +104,14 @@ class SandboxResult:
         stdout: captured standard output (head and tail kept when longer than the limit).
         stderr: captured standard error, tracebacks included (same capping).
         timed_out: the wall-clock or CPU-time limit was hit (``error`` says which).
-        memory_exceeded: the run died of a memory error under the address-space limit.
-        process_limit_hit: the run reached its process limit (a fork failed or it was full).
+        memory_exceeded: the kernel says the run went past its memory limit: its cgroup
+            recorded an out-of-memory kill. Never inferred from the candidate's output: with
+            per-process rlimits only (``budget == "rlimit"``) the kernel records nothing, so
+            this stays ``False`` and ``error`` says that the run *reported* a memory error
+            the kernel did not confirm.
+        process_limit_hit: the kernel says the run reached its process limit: its cgroup
+            refused a fork (``pids.events``), or, as root without a cgroup, the run's uid
+            held the whole limit. Never inferred from the candidate's output.
         killed_signal: the signal that ended the main process, if any.
         output_truncated: stdout or stderr was cut (a marker says how many bytes).
         network_isolated: the run had no network access (``False`` when isolation was not
@@ -104,6 +129,11 @@ class SandboxResult:
         missing_outputs: requested output files that were absent or unreadable.
         cpu_time_s: CPU seconds used by the main process.
         max_rss_mb: peak resident memory of the main process (MiB).
+        budget: how memory and processes were bounded: ``"cgroup-v2"`` or ``"cgroup-v1"`` (for
+            the run as a whole) or ``"rlimit"`` (per process, the fallback); ``""`` when it
+            never started. ``extra["budget"]`` holds the kernel's counters (``oom_kill``,
+            ``memory_max``, ``pids_max``, ``memory_peak``), the work area (``"tmpfs"`` or
+            ``"disk"``) and notes on what was unavailable.
 
     Example:
         >>> r = SandboxResult(0, "hi", "", False, False, False, None, False, True, 0.1, {}, None)
@@ -127,6 +157,7 @@ class SandboxResult:
     cpu_time_s: float = 0.0
     max_rss_mb: float = 0.0
     isolation: str = ""
+    budget: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -4,13 +4,17 @@ A long-lived worker (started once, the allowlisted libraries pre-imported) forks
 run. The child sees only a private filesystem view (``_view.py``: its work directory with
 read-only copies of its inputs, the interpreter, the allowlisted libraries, private ``/tmp``),
 is process 1 of its own PID namespace, has its own IPC and mount namespaces and no network,
-runs under an unprivileged uid (as root) or without capabilities (in a user namespace), with
-rlimits on CPU time, memory, processes and file size, a whitelisted environment, and the kernel
-keyring calls refused (seccomp). Before the code runs, the child verifies that isolation from
-inside and refuses to run the code when it does not hold (``_verify.py``); each result records
-the verified level. Its outcome comes from the kernel. Where this isolation cannot be set up
-the sandbox refuses to start, unless ``SandboxSettings.allow_weak_isolation`` says otherwise.
-See ``_bootstrap.py``, ``_worker.py``, ``_child.py`` and ``_verify.py`` for the mechanics.
+runs under an unprivileged uid (as root) or without capabilities (in a user namespace), with a
+whitelisted environment and the kernel keyring calls refused (seccomp). Before the code runs,
+the child verifies that isolation from inside and refuses to run the code when it does not hold
+(``_verify.py``); each result records the verified level. Budgets come from the kernel: memory
+and processes are bounded for the run as a whole by a cgroup where the worker can create one
+(``_cgroup.py``; per-process rlimits as the fallback), it writes into a private size-limited
+tmpfs (``_area.py``), and each output file it returns is capped before this process reads it.
+Its outcome, memory and process limit hits included, comes from the kernel, never from what the
+candidate prints. Where this isolation cannot be set up the sandbox refuses to start, unless
+``SandboxSettings.allow_weak_isolation`` says otherwise. See ``_bootstrap.py``, ``_worker.py``,
+``_child.py`` and ``_verify.py`` for the mechanics.
 """
 
 from __future__ import annotations
@@ -30,14 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from costeer_lab._records import Workspace
-from costeer_lab.errors import IsolationError, SandboxError
+from costeer_lab.errors import InvalidInputError, IsolationError, SandboxError
 from costeer_lab.sandbox._allowlist import resolve
 from costeer_lab.sandbox._fs import (
+    OUTPUT_BUDGET_BYTES,
     WorkspaceWriteError,
     collect_outputs,
     mask_run_dirs,
     prepare_run_dir,
     read_capped,
+    remove_tree,
     safe_relpath,
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
@@ -47,11 +53,11 @@ from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
 
+#: What a run's stderr looks like when it *reports* running out of memory. It never sets
+#: ``memory_exceeded`` (the candidate writes stderr; the kernel's counters decide): it only
+#: words the error of a failed run that the kernel did not confirm.
 _MEMORY_RE = re.compile(
     r"^(\w+\.)*_?\w*MemoryError\b|Cannot allocate memory|std::bad_alloc|out of memory", re.M
-)
-_NPROC_RE = re.compile(
-    r"BlockingIOError|Resource temporarily unavailable|can't start new thread|fork: retry"
 )
 
 
@@ -70,6 +76,12 @@ class Sandbox:
     require comes along, every other installed package stays invisible. ``preimport`` names
     the modules the worker imports once so that runs do not pay for them (pandas' Parquet
     engine included); only those of allowlisted packages are used.
+
+    ``max_output_file_bytes`` is the default cap of each collected output file (at most
+    :data:`~costeer_lab.sandbox._fs.OUTPUT_BUDGET_BYTES`, 256 MiB, which also bounds all the
+    output files of one run together): a bigger file is refused without being read, so what a
+    candidate writes never costs this process more than that budget (plus stdout and stderr,
+    ``Limits.max_output_bytes`` each). :meth:`run` takes tighter caps per call.
 
     Thread-safe: several threads may call :meth:`run` at once (each run is its own child). In a
     process pool, create one sandbox per process (see :func:`shared_sandbox`). A killed worker
@@ -90,8 +102,10 @@ class Sandbox:
         preimport: Sequence[str] = ("numpy", "pandas", "pyarrow.parquet"),
         packages: Sequence[str] | None = None,
         settings: SandboxSettings | None = None,
+        max_output_file_bytes: int = OUTPUT_BUDGET_BYTES,
     ) -> None:
         self.limits = limits
+        self.max_output_file_bytes = _check_cap(max_output_file_bytes, "max_output_file_bytes")
         self.settings = settings or get_settings().sandbox
         self.packages = tuple(self.settings.packages if packages is None else packages)
         allowed = set(self.packages)
@@ -114,6 +128,7 @@ class Sandbox:
             "view": _planned_view(self.packages),
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
             "sleep_path": shutil.which("sleep"),
+            "use_cgroups": self.settings.use_cgroups,
         }
 
     def _get_worker(self) -> WorkerProcess:
@@ -182,6 +197,7 @@ class Sandbox:
         inputs: Mapping[str, str | os.PathLike[str]] | None = None,
         collect: Sequence[str] = (),
         limits: Limits | None = None,
+        max_output_file_bytes: int | Mapping[str, int] | None = None,
     ) -> SandboxResult:
         """Run ``workspace.main_file`` as ``__main__`` and collect the ``collect`` files.
 
@@ -190,20 +206,23 @@ class Sandbox:
             inputs: name in the run directory → source file or directory, copied read-only.
             collect: relative names of output files to return in ``SandboxResult.outputs``.
             limits: limits of this run (default: the sandbox's).
+            max_output_file_bytes: byte cap of each collected file, or per name (names not
+                given keep the sandbox's default); a bigger file is refused unread and listed
+                in ``missing_outputs``. At most ``OUTPUT_BUDGET_BYTES``.
 
         Returns:
-            A :class:`SandboxResult`; failures of the code are fields, never exceptions.
+            A :class:`SandboxResult`; failures of the code are fields, never exceptions. So is
+            any failure of this process once the run was requested (``error``).
 
         Raises:
-            InvalidInputError: an input source is missing, or an input or output name escapes
-                the run directory (mistakes of the caller; the workspace's own bad paths are
-                reported in the result).
+            InvalidInputError: an input source is missing, an input or output name escapes
+                the run directory, or a cap is out of range (mistakes of the caller; the
+                workspace's own bad paths are reported in the result).
             SandboxError: the worker cannot be started at all.
         """
         lim = limits or self.limits
         start = time.monotonic()
-        for name in collect:
-            safe_relpath(name, "output name")
+        caps = self._caps(collect, max_output_file_bytes)
         if workspace.main_file not in workspace.files:
             return _failure(f"main file {workspace.main_file!r} is not in the workspace", start)
         try:
@@ -222,20 +241,55 @@ class Sandbox:
                 "read_only": read_only,
                 "limits": lim.to_dict(),
                 "env": minimal_env(str(work)),
+                "collect": caps,
             }
-            answer = worker.request(request, lim.wall_time_s + self.settings.response_grace_s)
+            return self._request(worker, request, run_dir, caps, lim, start)
+        finally:
+            if not remove_tree(run_dir):
+                warnings.warn(f"sandbox: could not remove {run_dir}", RuntimeWarning, stacklevel=2)
+
+    def _caps(
+        self, collect: Sequence[str], caps: int | Mapping[str, int] | None
+    ) -> dict[str, int]:
+        """The byte cap of each requested output name (checked, in request order)."""
+        default = self.max_output_file_bytes
+        per_name: Mapping[str, int] = {}
+        if isinstance(caps, int):
+            default = _check_cap(caps, "max_output_file_bytes")
+        elif caps is not None:
+            per_name = caps
+        out: dict[str, int] = {}
+        for name in collect:
+            safe_relpath(name, "output name")
+            out[name] = _check_cap(per_name.get(name, default), f"cap of output {name!r}")
+        return out
+
+    def _request(
+        self,
+        worker: WorkerProcess,
+        request: dict[str, Any],
+        run_dir: Path,
+        caps: Mapping[str, int],
+        lim: Limits,
+        start: float,
+    ) -> SandboxResult:
+        """Send the run to the worker and build its result; a failure of this process after
+        the request (reading or parsing what the run left) becomes the result's ``error``."""
+        grace = lim.wall_time_s + self.settings.response_grace_s
+        try:
+            answer = worker.request(request, grace)
             if answer is None:
                 worker.kill()
                 return _failure(
-                    f"sandbox worker {worker.pid} did not answer within "
-                    f"{lim.wall_time_s + self.settings.response_grace_s:.0f} s; it was restarted",
+                    f"sandbox worker {worker.pid} did not answer within {grace:.0f} s; "
+                    "it was restarted",
                     start,
                 )
             if "worker_died" in answer or "returncode" not in answer:
                 return _failure(answer.get("worker_died") or str(answer.get("error")), start)
-            return _result(answer, run_dir, work, collect, lim)
-        finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            return _result(answer, run_dir, caps, lim)
+        except Exception as exc:  # never let what a run left raise in the caller
+            return _failure(f"sandbox could not read the run's outcome: {exc!r}", start)
 
 
 def _stop_workers(holder: list[WorkerProcess]) -> None:
@@ -243,6 +297,16 @@ def _stop_workers(holder: list[WorkerProcess]) -> None:
         if worker.owner_pid == os.getpid():
             worker.close(timeout=2.0)
     holder.clear()
+
+
+def _check_cap(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{what} must be a number of bytes >= 0, got {value!r}")
+    if value > OUTPUT_BUDGET_BYTES:
+        raise InvalidInputError(
+            f"{what} of {value} bytes exceeds the output budget of {OUTPUT_BUDGET_BYTES} bytes"
+        )
+    return value
 
 
 def _failure(error: str, start: float) -> SandboxResult:
@@ -254,40 +318,29 @@ def _failure(error: str, start: float) -> SandboxResult:
 
 
 def _result(
-    answer: Mapping[str, Any], run_dir: Path, work: Path, collect: Sequence[str], lim: Limits
+    answer: Mapping[str, Any], run_dir: Path, caps: Mapping[str, int], lim: Limits
 ) -> SandboxResult:
+    work = run_dir / "work"
     stdout, cut_out = read_capped(run_dir / "stdout", lim.max_output_bytes)
     stderr, cut_err = read_capped(run_dir / "stderr", lim.max_output_bytes)
     stdout, stderr = (
-        mask_run_dirs(text, work, run_dir, Path(WORK_DIR)) for text in (stdout, stderr)
+        mask_run_dirs(text, work, run_dir / "area" / "work", run_dir, Path(WORK_DIR))
+        for text in (stdout, stderr)
     )
-    outputs, problems = collect_outputs(work, collect, lim.max_file_mb * 1024 * 1024)
+    outputs, problems = _outputs(answer, run_dir, caps)
     code: int | None = answer["returncode"]
     sig: int | None = answer["signal"]
-    failed = code != 0
-    wall = bool(answer["timed_out"])
-    cpu = bool(answer["cpu_limit"])
-    memory = failed and not wall and bool(_MEMORY_RE.search(stderr))
-    nproc = bool(answer["process_limit_hit"]) or bool(_NPROC_RE.search(stderr))
+    memory = bool(answer.get("memory_exceeded"))
+    nproc = bool(answer["process_limit_hit"])
+    budget = str(answer.get("budget", "rlimit"))
     error: str | None = answer.get("error")
     if error is None:
-        if wall:
-            error = f"wall-clock limit of {lim.wall_time_s:g} s exceeded; the run was killed"
-        elif cpu:
-            error = f"CPU-time limit of {lim.cpu_time_s:g} s exceeded; the run was killed"
-        elif memory:
-            error = f"memory limit of {lim.memory_mb} MB exceeded"
-        elif nproc and failed:
-            error = f"process limit of {lim.max_processes} reached"
-        elif sig is not None:
-            error = f"killed by {_signal_name(sig)}"
-        elif not failed and problems:
-            error = "missing or refused output file(s): " + ", ".join(problems)
+        error = _error(answer, lim, memory, nproc, stderr, problems)
     return SandboxResult(
         returncode=code,
         stdout=stdout,
         stderr=stderr,
-        timed_out=wall or cpu,
+        timed_out=bool(answer["timed_out"]) or bool(answer["cpu_limit"]),
         memory_exceeded=memory,
         process_limit_hit=nproc,
         killed_signal=sig,
@@ -300,7 +353,74 @@ def _result(
         cpu_time_s=float(answer["cpu_s"]),
         max_rss_mb=float(answer["maxrss_kb"]) / 1024.0,
         isolation=str(answer.get("isolation", "")),
+        budget=budget,
+        extra={
+            "budget": {
+                "mode": budget,
+                "events": dict(answer.get("budget_events") or {}),
+                "work_area": str(answer.get("work_area", "disk")),
+                "notes": list(answer.get("budget_notes") or []),
+            }
+        },
     )
+
+
+def _outputs(
+    answer: Mapping[str, Any], run_dir: Path, caps: Mapping[str, int]
+) -> tuple[dict[str, bytes], list[str]]:
+    """The collected outputs: from ``run_dir/out`` where the worker copied them out of the
+    run's work area (it refused, unread, those past their caps), else from the work directory
+    on disk; read under the same caps here."""
+    if answer.get("work_area") != "tmpfs":
+        return collect_outputs(run_dir / "work", caps)
+    refused: Mapping[str, str] = answer.get("output_problems") or {}
+    outputs, problems = collect_outputs(
+        run_dir / "out", {n: c for n, c in caps.items() if n not in refused}
+    )
+    problems += [f"{name} ({why})" for name, why in refused.items() if name in caps]
+    return outputs, problems
+
+
+def _error(
+    answer: Mapping[str, Any],
+    lim: Limits,
+    memory: bool,
+    nproc: bool,
+    stderr: str,
+    problems: Sequence[str],
+) -> str | None:
+    """Why the run failed, as the sandbox saw it (``None``: it completed with every output)."""
+    code: int | None = answer["returncode"]
+    sig: int | None = answer["signal"]
+    failed = code != 0
+    whole = str(answer.get("budget", "rlimit")).startswith("cgroup")
+    if answer["timed_out"]:
+        return f"wall-clock limit of {lim.wall_time_s:g} s exceeded; the run was killed"
+    if answer["cpu_limit"]:
+        return f"CPU-time limit of {lim.cpu_time_s:g} s exceeded; the run was killed"
+    if memory:
+        return f"memory limit of {lim.memory_mb} MB for the whole run exceeded; the kernel " + (
+            f"killed it ({_signal_name(sig)})" if sig is not None else "killed a process of it"
+        )
+    if nproc and failed:
+        scope = "for the whole run " if whole else ""
+        return f"process limit of {lim.max_processes} {scope}reached"
+    if failed and _MEMORY_RE.search(stderr):
+        bound = (
+            "for the whole run; each process may also map at most that much more address "
+            "space than it had at the start"
+            if whole
+            else "of address space per process"
+        )
+        return (
+            f"the run reported a memory error that the kernel did not confirm: no process of "
+            f"it was killed for memory (limit {lim.memory_mb} MB {bound}; exit code {code})"
+        )
+    if sig is not None:
+        return f"killed by {_signal_name(sig)}"
+    if not failed and problems:
+        return "missing or refused output file(s): " + ", ".join(problems)
+    return None
 
 
 _SHARED: dict[int, Sandbox] = {}

@@ -6,9 +6,19 @@ network namespaces (through a user namespace when not root). It pre-imports the 
 libraries once, builds the read-only filesystem view of runs (``_view.py``), keeps one child
 pre-forked, and serves JSON lines on stdin/stdout:
 
-* request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env"}``
+* request ``{"op": "run", "id", "run_dir", "work_dir", "main", "read_only", "limits", "env",
+  "collect"}`` (``collect``: output name → byte cap)
 * response ``{"id", "returncode", "signal", "timed_out", "cpu_limit", "process_limit_hit",
-  "duration_s", "cpu_s", "maxrss_kb", "network_isolated", "isolation", "verified", "error"}``
+  "memory_exceeded", "budget", "budget_events", "work_area", "output_problems", "duration_s",
+  "cpu_s", "maxrss_kb", "network_isolated", "isolation", "verified",
+  "error"}``
+
+Budgets come from the kernel. Where the worker may create cgroups (``_cgroup.py``), each run
+gets one, with ``memory_mb`` and ``max_processes`` for the run as a whole; the spare is moved
+into it before its request is written, and ``memory_exceeded`` / ``process_limit_hit`` are the
+cgroup's own event counters read after the run. Elsewhere the child's per-process rlimits are
+the fallback (``budget: "rlimit"``). Each run also works in a private tmpfs of ``work_mb``
+(``_area.py``) mounted in the worker's mount namespace, so no run can fill a shared disk.
 
 Every child is forked into a PID namespace of its own, beside a small init that is the
 namespace's process 1 (see :meth:`_Worker._spawn_init` for why it must be unusable to the run):
@@ -39,6 +49,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from costeer_lab.sandbox._area import Area, open_area
+from costeer_lab.sandbox._cgroup import Budget, RunCgroup, discover
 from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run, wipe_cmdline
 from costeer_lab.sandbox._ns import (
     CLONE_NEWPID,
@@ -86,6 +98,11 @@ class _Run:
     status: bytes = b""
     registered: bool = True
     verified: dict[str, Any] | None = None  # the facts of the child's ready line
+    cgroup: RunCgroup | None = None
+    area: Area | None = None
+    run_dir: str = ""
+    collect: dict[str, int] | None = None
+    notes: list[str] | None = None
 
 
 class _Worker:
@@ -118,6 +135,13 @@ class _Worker:
         # hole the child's isolation check must refuse (tests/sandbox/test_rootless.py)
         self._test_only_dumpable_init = bool(config.get("test_only_dumpable_init"))
         self.iso = self._isolate(namespaces)
+        self.budget: Budget | None = None
+        self.budget_notes: list[str] = []
+        self.stale_cgroups: list[RunCgroup] = []
+        if config.get("use_cgroups", True):
+            self.budget, self.budget_notes = discover(f"costeer-sbx-{_host_pid()}")
+        else:
+            self.budget_notes.append("cgroups turned off (SandboxSettings.use_cgroups)")
         if self.is_root:
             os.makedirs(config["lock_dir"], mode=0o700, exist_ok=True)
             self._sweep_orphans()
@@ -248,29 +272,84 @@ class _Worker:
             uid, lock_fd = slot
             _sweep(uid)
         req["uid"] = uid
+        limits = req["limits"]
+        notes: list[str] = []
+        run_dir = str(req["run_dir"])
+        area = self._open_area(req, notes)
         try:
             spare = self.spare or self._fork_spare()
         except OSError:
             if lock_fd is not None:
                 os.close(lock_fd)
+            if area is not None:
+                area.close()
             raise
         self.spare = None
-        data = json.dumps(req).encode()
-        while data:
-            data = data[os.write(spare.req_w, data) :]
+        cgroup = self._enter_cgroup(spare.pid, limits, notes)
+        limits["budget"] = cgroup.mode if cgroup is not None else "rlimit"  # for the child
+        try:
+            data = json.dumps(req).encode()
+            while data:
+                data = data[os.write(spare.req_w, data) :]
+        except OSError:  # the spare died waiting: nothing of the run to keep
+            _abandon(spare, area, cgroup, lock_fd)
+            raise
         os.close(spare.req_w)  # the spare reads to EOF, then runs the request
         now = time.monotonic()
-        limits = req["limits"]
         deadline = now + float(limits["wall_time_s"])
         run = _Run(
             req["id"], spare.pid, spare.init_pid, uid, lock_fd, spare.status_r, now, deadline,
-            limits,
+            limits, cgroup=cgroup, area=area, run_dir=run_dir,
+            collect={str(k): int(v) for k, v in dict(req.get("collect") or {}).items()},
+            notes=notes,
         )  # fmt: skip
         self.runs[spare.pid] = run
         self.sel.register(spare.status_r, selectors.EVENT_READ, run)
         # Fork the next child now: it warms up on an idle core while this run executes.
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
+
+    def _open_area(self, req: dict[str, Any], notes: list[str]) -> Area | None:
+        """Mount the run's private work area and point the request at it (work directory,
+        main file, capture files); ``None`` (the run works in ``run_dir/work`` on disk, as
+        noted) where the worker has no mount namespace of its own or the mount fails."""
+        if not self.iso["namespaces"]:
+            notes.append("no private work area: the worker has no mount namespace")
+            return None
+        work = str(req["work_dir"])
+        try:
+            area = open_area(
+                str(req["run_dir"]), work, req.get("read_only", ()),
+                int(req["limits"].get("work_mb", 512)),
+            )  # fmt: skip
+        except OSError as exc:
+            notes.append(f"no private work area: {exc}")
+            return None
+        req["main"] = os.path.join(area.work, os.path.relpath(str(req["main"]), work))
+        req["work_dir"] = area.work
+        req["run_dir"] = area.capture  # where the child opens stdout and stderr
+        return area
+
+    def _enter_cgroup(
+        self, pid: int, limits: dict[str, Any], notes: list[str]
+    ) -> RunCgroup | None:
+        """Create the run's cgroup and move the spare ``pid`` into it. The spare is blocked
+        reading its request, so none of the candidate's code has run yet. ``None`` (rlimits
+        only, as noted) when the machine offers no cgroup or this one fails."""
+        if self.budget is None:
+            return None
+        try:
+            cgroup = self.budget.create(int(limits["memory_mb"]), int(limits["max_processes"]))
+        except OSError as exc:
+            notes.append(f"no cgroup for this run: {exc}")
+            return None
+        try:
+            cgroup.add(pid)
+        except OSError as exc:
+            notes.append(f"no cgroup for this run: {exc}")
+            cgroup.remove(wait_s=0)
+            return None
+        return cgroup
 
     def _fork_spare(self) -> _Spare:
         """Fork a child that waits for its request, in a new PID namespace whose process 1 is
@@ -341,6 +420,8 @@ class _Worker:
     def _kill(self, run: _Run) -> None:
         with contextlib.suppress(OSError):
             os.killpg(run.pid, signal.SIGKILL)
+        if run.cgroup is not None:
+            run.cgroup.kill()
         _kill_init(run.init_pid)
         if run.uid is not None:
             if count_uid_processes(run.uid) >= int(run.limits["max_processes"]):
@@ -395,6 +476,8 @@ class _Worker:
             with contextlib.suppress(OSError):
                 os.killpg(run.pid, signal.SIGKILL)
         _kill_init(run.init_pid)  # its PID namespace ends: whatever the run left dies
+        events = self._budget_events(run)
+        work_area, output_problems = self._copy_out(run, error)
         if run.lock_fd is not None:
             os.close(run.lock_fd)
         cpu_limit = sig == signal.SIGXCPU or (
@@ -407,7 +490,13 @@ class _Worker:
                 "signal": sig,
                 "timed_out": run.timed_out,
                 "cpu_limit": cpu_limit,
-                "process_limit_hit": run.process_limit_hit,
+                "process_limit_hit": run.process_limit_hit or events.get("pids_max", 0) > 0,
+                "memory_exceeded": events.get("oom_kill", 0) > 0,
+                "budget": run.cgroup.mode if run.cgroup is not None else "rlimit",
+                "budget_events": events,
+                "budget_notes": run.notes or [],
+                "work_area": work_area,
+                "output_problems": output_problems,
                 "duration_s": elapsed,
                 "cpu_s": cpu,
                 "maxrss_kb": rss,
@@ -417,6 +506,7 @@ class _Worker:
                 "error": error,
             }
         )
+        self._release(run)
         if self.spare is None:  # e.g. the fork at the start of the run failed
             with contextlib.suppress(OSError):
                 self.spare = self._fork_spare()
@@ -432,6 +522,40 @@ class _Worker:
         if level == "full" and shortfalls(run.verified):
             return "partial"
         return level
+
+    def _budget_events(self, run: _Run) -> dict[str, int]:
+        """Kill what is left in the run's cgroup and read its events: the kernel's account of
+        the run's memory and processes."""
+        if run.cgroup is None:
+            return {}
+        run.cgroup.kill()
+        return run.cgroup.events()
+
+    def _copy_out(self, run: _Run, error: str | None) -> tuple[str, dict[str, str]]:
+        """Copy the requested outputs and the capture files of a run out of its work area to
+        the run directory. Returns ``("tmpfs" or "disk", refused outputs → reason)``."""
+        area = run.area
+        if area is None:
+            return "disk", {}
+        problems: dict[str, str] = {}
+        try:
+            if error is None:  # else set-up failed: no output to look at
+                problems = area.collect(run.collect or {}, os.path.join(run.run_dir, "out"))
+            area.copy_captures(run.run_dir, int(run.limits["max_output_bytes"]))
+        except OSError as exc:
+            why = f"not copied out of the work area: {exc}"
+            problems = {name: why for name in run.collect or {}}
+        return "tmpfs", problems
+
+    def _release(self, run: _Run) -> None:
+        """Unmount the run's work area and remove its cgroup (after the answer is sent: the
+        caller does not wait for this). A cgroup whose last processes are still exiting is
+        removed at a later run."""
+        if run.area is not None:
+            run.area.close()
+        if run.cgroup is not None:
+            self.stale_cgroups.append(run.cgroup)
+        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove(wait_s=0)]
 
     def _isolated(self, run: _Run) -> bool:
         """Whether the run had no network: runs asking for it rejoin the host namespace when
@@ -466,6 +590,14 @@ class _Worker:
         for run in list(self.runs.values()):
             self._kill(run)
         self._reap()
+        for run in self.runs.values():  # killed, not reaped yet
+            if run.area is not None:
+                run.area.close()
+            if run.cgroup is not None:
+                self.stale_cgroups.append(run.cgroup)
+        self.stale_cgroups = [cg for cg in self.stale_cgroups if not cg.remove()]
+        if self.budget is not None:
+            self.budget.close()
         if self.view_root is not None:
             with contextlib.suppress(OSError):
                 detach(self.view_root)
@@ -474,9 +606,11 @@ class _Worker:
     def serve(self) -> None:
         with contextlib.suppress(OSError):
             self.spare = self._fork_spare()
+        mode = self.budget.mode if self.budget is not None else "rlimit"
+        budget = {"mode": mode, "notes": self.budget_notes}
         self.send(
             {"ready": True, "pid": _host_pid(), "import_errors": self.import_errors,
-             "isolation": self.iso}
+             "isolation": self.iso, "budget": budget}
         )  # fmt: skip
         while True:
             pending = [r.deadline for r in self.runs.values() if not r.timed_out]
@@ -514,6 +648,23 @@ def _parse_ready(text: str) -> tuple[float, dict[str, Any] | None]:
     except ValueError:
         return cpu_before, None
     return cpu_before, facts if isinstance(facts, dict) else None
+
+
+def _abandon(
+    spare: _Spare, area: Area | None, cgroup: RunCgroup | None, lock_fd: int | None
+) -> None:
+    """Release what a run that could not start held (its spare is dead or is killed)."""
+    if area is not None:
+        area.close()
+    if cgroup is not None:
+        cgroup.remove()
+    if lock_fd is not None:
+        os.close(lock_fd)
+    os.close(spare.req_w)
+    os.close(spare.status_r)
+    with contextlib.suppress(OSError):
+        os.kill(spare.pid, signal.SIGKILL)
+    _kill_init(spare.init_pid)
 
 
 def _kill_init(pid: int | None) -> None:

@@ -55,3 +55,7 @@ class SandboxSettings(BaseModel):
     #: filesystem view, a PID namespace per run) cannot be set up. Off: the sandbox refuses
     #: to start and says why. Results record the isolation every run had.
     allow_weak_isolation: bool = False
+    #: Bound each run's memory and processes as a whole with a cgroup of its own where the
+    #: worker can create one (root, or a delegated subtree; cgroup v2 or v1). Off, or where
+    #: none is usable, runs get per-process rlimits only (``SandboxResult.budget == "rlimit"``).
+    use_cgroups: bool = True

@@ -95,15 +95,20 @@ def test_cpu_limit_stops_busy_code(sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize(
     "code",
-    ["x = bytearray(8 * 1024**3)", "import numpy as np\nx = np.ones((1024, 1024, 1024))"],
+    ["x = bytearray(1280 * 1024**2)", "import numpy as np\nx = np.ones((160, 1024, 1024))"],
     ids=["bytearray", "numpy"],
 )
 def test_memory_bomb_is_reported(sandbox: Sandbox, code: str) -> None:
+    """One allocation of 1.25 GiB against 1024 MB fails with a MemoryError at the per-process
+    address-space limit (the fallback's limit, the cgroup's backstop). The kernel keeps no
+    record of that, so the result reports it as unconfirmed instead of claiming the limit
+    (run-wide kernel kills: ``test_budget.py``)."""
     result = sandbox.run(ws(code))
-    assert result.memory_exceeded
-    assert result.returncode == 1
+    assert not result.ok and result.returncode == 1
     assert "MemoryError" in result.stderr
-    assert result.error is not None and "memory limit of 1024 MB" in result.error
+    assert not result.memory_exceeded
+    assert result.error is not None and "did not confirm" in result.error
+    assert "1024 MB" in result.error
     assert_still_works(sandbox)
 
 
@@ -141,13 +146,15 @@ def test_writing_the_input_fails_and_the_original_is_untouched(
         "    try:\n"
         "        attempt()\n"
         "        print('WROTE')\n"
-        "    except PermissionError as exc:\n"
+        "    except OSError as exc:\n"
         "        print('denied', exc.errno)\n"
         f"open({str(src)!r}, 'a').write('hacked')\n"
     )
     result = sandbox.run(ws(code), inputs={"prices.csv": src})
     assert "WROTE" not in result.stdout
-    assert result.stdout.splitlines() == ["denied 13", "denied 1"]  # EACCES, EPERM
+    # EACCES, then EPERM (a read-only copy in a work directory on disk) or EROFS (an input
+    # bound read-only into the run's private work area)
+    assert result.stdout.splitlines() in (["denied 13", "denied 1"], ["denied 13", "denied 30"])
     assert result.returncode == 1 and "FileNotFoundError" in result.stderr  # not in the view
     assert src.read_text() == "original"
     assert_still_works(sandbox)
