@@ -37,6 +37,7 @@ from costeer_lab.experiment._retrieval_metrics import (
 from costeer_lab.experiment._runner import (
     attempt_rows,
     copy_store,
+    evolve_arm,
     run_arm,
     run_experiment,
     select_tasks,
@@ -71,6 +72,7 @@ __all__: list[str] = [
     "copy_store",
     "decode_json_columns",
     "deterministic_arms",
+    "evolve_arm",
     "first_try_success",
     "harmful_knowledge",
     "hit_rate",
