@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from costeer_lab._fs import atomic_write_bytes
+from costeer_lab._fs import atomic_write_bytes, replace_durably
 from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, RunState, make_executor
@@ -62,7 +62,8 @@ OUTPUT_COLUMNS = [*RESULT_COLUMNS, "stage", *BENCHMARK_COLUMNS]
 
 
 def copy_store(src: Path, dst: Path) -> None:
-    """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically.
+    """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically and
+    durably (the copy is fsync-ed before the rename, the directory after it).
 
     Raises:
         ConfigurationError: ``src`` does not exist.
@@ -79,7 +80,7 @@ def copy_store(src: Path, dst: Path) -> None:
     finally:
         target.close()
         source.close()
-    os.replace(tmp, dst)
+    replace_durably(tmp, dst)
 
 
 def attempt_rows(
