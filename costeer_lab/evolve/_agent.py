@@ -15,11 +15,11 @@ from typing import Any, Protocol
 # where tqdm's widget bar would be saved as a stale "0 %" placeholder.
 from tqdm import tqdm
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
 __all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retrieved_summary"]

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from costeer_lab._records import Task
 from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec
+from costeer_lab.records import Task
 
 __all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
 

@@ -32,7 +32,6 @@ from typing import Any
 import pandas as pd
 
 from costeer_lab._fs import atomic_write_bytes, replace_durably
-from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, RunState, make_executor
 from costeer_lab.experiment._benchmark import (
@@ -43,6 +42,7 @@ from costeer_lab.experiment._benchmark import (
 from costeer_lab.experiment._preflight import _rag_for, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.store import SQLiteStore
 
 __all__ = [

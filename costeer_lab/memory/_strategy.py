@@ -20,7 +20,11 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
-from costeer_lab._records import (
+from costeer_lab.errors import InvalidInputError, MemoryRefusedError
+from costeer_lab.memory._failure import FailureMatch
+from costeer_lab.memory._memory import Memory
+from costeer_lab.memory._pattern import PatternMatch
+from costeer_lab.records import (
     ErrorFix,
     Knowledge,
     QueriedKnowledge,
@@ -29,10 +33,6 @@ from costeer_lab._records import (
     Task,
     Workspace,
 )
-from costeer_lab.errors import InvalidInputError, MemoryRefusedError
-from costeer_lab.memory._failure import FailureMatch
-from costeer_lab.memory._memory import Memory
-from costeer_lab.memory._pattern import PatternMatch
 
 __all__ = [
     "FAILURE_PREFIX",

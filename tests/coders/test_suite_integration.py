@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from costeer_lab._records import Knowledge, QueriedKnowledge, ScoredKnowledge, SingleFeedback
 from costeer_lab.coders import ReuseCoder, adapt_workspace, generic_attempt
+from costeer_lab.records import Knowledge, QueriedKnowledge, ScoredKnowledge, SingleFeedback
 from costeer_lab.suites import Suite, alpha158_suite, humaneval_suite
 
 
