@@ -34,7 +34,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from benchmarks._common import Results, finish, parse_args, percentile
 from costeer_lab import Workspace
@@ -46,6 +45,7 @@ from costeer_lab.evaluate import (
     Sandbox,
     SandboxSettings,
 )
+from costeer_lab.evaluate._protocol import InProcessOutcome
 
 PANDAS_SCRIPT = """\
 import pandas as pd
@@ -58,26 +58,12 @@ print(len(panel))
 """
 
 
-@dataclass(frozen=True)
-class PlainOutcome:
-    """What :class:`PlainSubprocessRunner` returns (the attributes evaluators read)."""
-
-    returncode: int | None
-    stdout: str
-    stderr: str
-    duration_s: float
-    outputs: Mapping[str, bytes] = field(default_factory=dict)
-    timed_out: bool = False
-    memory_exceeded: bool = False
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
-
-
 class PlainSubprocessRunner:
-    """The baseline: a fresh ``python main.py`` per run, no isolation and no pre-import."""
+    """The baseline: a fresh ``python main.py`` per run, no isolation and no pre-import.
+
+    Its result is the library's :class:`~costeer_lab.evaluate._protocol.InProcessOutcome`, the
+    plain result with the attributes evaluators read (``ok`` as every runner defines it).
+    """
 
     def __init__(self, timeout_s: float = 120.0) -> None:
         self.timeout_s = timeout_s
@@ -88,7 +74,7 @@ class PlainSubprocessRunner:
         *,
         inputs: Mapping[str, str | os.PathLike[str]] | None = None,
         collect: Sequence[str] = (),
-    ) -> PlainOutcome:
+    ) -> InProcessOutcome:
         start = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="bench-plain-") as tmp:
             root = workspace.write_to(tmp)
@@ -104,9 +90,9 @@ class PlainSubprocessRunner:
                     check=False,
                 )
             except subprocess.TimeoutExpired:
-                return PlainOutcome(None, "", "", time.perf_counter() - start, timed_out=True)
+                return InProcessOutcome(None, "", "", time.perf_counter() - start, timed_out=True)
             outputs = {n: (root / n).read_bytes() for n in collect if (root / n).is_file()}
-            return PlainOutcome(
+            return InProcessOutcome(
                 proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start, outputs
             )
 

@@ -33,10 +33,10 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks._common import Results, finish, parse_args, percentile
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.knowledge._kb_v2 import AttemptInput
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.store import SQLiteStore
 
 OPS = [

@@ -38,9 +38,9 @@ import numpy.typing as npt
 
 from benchmarks._common import Results, finish, parse_args
 from costeer_lab._fingerprint import error_fingerprint
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.knowledge import make_rag_strategy, open_kb
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 
 EMBEDDERS = ("hashing", "minilm")
 _TB = 'Traceback (most recent call last):\n  File "/w/main.py", line 7, in <module>\n'

@@ -16,7 +16,7 @@ Example:
     >>> suite = costeer_lab.load_suite("humaneval", limit=2)
     >>> kb = costeer_lab.open_kb(store=":memory:")
     >>> costeer_lab.Task.__module__
-    'costeer_lab._records'
+    'costeer_lab.records'
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_writer"]
+__all__ = ["atomic_write_bytes", "atomic_writer", "replace_durably"]
 
 
 @contextmanager
@@ -73,6 +73,29 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     with atomic_writer(path) as fh:
         fh.write(data)
     return Path(path)
+
+
+def replace_durably(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> Path:
+    """Rename the finished file ``src`` over ``dst``, durably: ``src``'s data is fsync-ed before
+    the rename and the rename itself after it (an fsync of the directory), so a crash leaves
+    either the old ``dst`` or the complete new one. Both must be in the same directory.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "x.tmp").write_bytes(b"new")
+        >>> replace_durably(d / "x.tmp", d / "x").read_bytes()
+        b'new'
+    """
+    target = Path(dst)
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(src, target)
+    _fsync_dir(target.parent)
+    return target
 
 
 def _fsync_dir(directory: Path) -> None:

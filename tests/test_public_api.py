@@ -72,12 +72,14 @@ def test_top_level_is_the_curated_workflow() -> None:
     assert costeer_lab.EvoAgent.__module__ == "costeer_lab.evolve._agent"
 
 
-def test_records_module_is_public_and_complete() -> None:
-    import costeer_lab._records as private
+def test_records_are_defined_in_their_public_module() -> None:
+    """One import path: ``costeer_lab.records`` defines them; ``_records`` is only an alias."""
+    import costeer_lab._records as alias
     import costeer_lab.records as public
 
-    assert public.__all__ == private.__all__
-    assert all(getattr(public, n) is getattr(private, n) for n in public.__all__)
+    assert all(getattr(public, n).__module__ == "costeer_lab.records" for n in public.__all__)
+    assert alias.__all__ == public.__all__
+    assert all(getattr(alias, n) is getattr(public, n) for n in public.__all__)
 
 
 def test_production_code_does_not_import_the_test_fakes() -> None:

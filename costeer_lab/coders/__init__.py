@@ -7,7 +7,7 @@ lazily, so ``from costeer_lab.coders import ReuseCoder`` stays light.
 
 Example:
     >>> from costeer_lab.coders import get_coder
-    >>> from costeer_lab._records import QueriedKnowledge, Task
+    >>> from costeer_lab.records import QueriedKnowledge, Task
     >>> coder = get_coder("reuse")
     >>> task = Task("t", "MA5", "", formulation="Mean($close, 5)")
     >>> ws = coder.implement(task, QueriedKnowledge(), None)

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.coders._adapt_io import adapt_io
+from costeer_lab.records import Task, Workspace
 
 __all__ = ["Adaptation", "adapt_code", "adapt_workspace", "derive_adaptation"]
 

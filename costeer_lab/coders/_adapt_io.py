@@ -14,7 +14,7 @@ import ast
 import io
 import tokenize
 
-from costeer_lab._records import Task
+from costeer_lab.records import Task
 
 __all__ = ["adapt_io"]
 

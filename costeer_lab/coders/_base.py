@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 
 __all__ = ["AbstractCoder", "BaseCoder", "CoderResult"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, ReplayMissError
 
 if TYPE_CHECKING:
@@ -74,11 +74,6 @@ class CachedResponse:
         )
 
 
-def _redact(url: str) -> str:
-    """Hide credentials in a store URL (``postgresql://user:pw@host`` → ``postgresql://***@host``)."""
-    return re.sub(r"//[^@/]*@", "//***@", url)
-
-
 class LLMResponseCache:
     """Chat responses stored as records of kind ``"llm_cache"`` keyed by :func:`request_key`.
 
@@ -121,7 +116,7 @@ class LLMResponseCache:
             return CachedResponse.from_dict(data["response"])
         self.misses += 1
         if self.mode is CacheMode.REPLAY_ONLY:
-            where = _redact(getattr(self.store, "url", "?"))
+            where = redact_url(getattr(self.store, "url", "?"))
             raise ReplayMissError(
                 f"replay_only: no cached response for model {model!r}, request {key[:12]} "
                 f"(store {where}); the experiment made a request the "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from costeer_lab._records import Task
+from costeer_lab.records import Task
 
 __all__ = [
     "FACTOR_CONTRACT",

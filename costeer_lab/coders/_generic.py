@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.coders._contracts import factor_fields, factor_io, task_family
+from costeer_lab.records import Task, Workspace
 
 __all__ = ["generic_attempt"]
 

@@ -6,13 +6,13 @@ import random
 import threading
 from typing import TYPE_CHECKING, Any
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab._retry import call_with_retries, openai_retryable
 from costeer_lab.coders._base import AbstractCoder, CoderResult
 from costeer_lab.coders._cache import CachedResponse, CacheMode, LLMResponseCache, request_key
 from costeer_lab.coders._extract import extract_code
 from costeer_lab.coders._prompts import build_prompt
 from costeer_lab.errors import ConfigurationError, LLMError, did_you_mean
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.settings import LLMSettings, get_settings
 from costeer_lab.settings._llm import ResolvedEndpoint
 

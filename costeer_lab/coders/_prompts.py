@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from costeer_lab._records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.coders._contracts import contract_for, task_family
+from costeer_lab.records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.settings import LLMSettings
 
 __all__ = ["Prompt", "build_prompt"]

@@ -6,7 +6,10 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from costeer_lab._records import (
+from costeer_lab.coders._adapt import adapt_workspace
+from costeer_lab.coders._base import AbstractCoder, CoderResult
+from costeer_lab.coders._generic import generic_attempt
+from costeer_lab.records import (
     ErrorFix,
     Knowledge,
     QueriedKnowledge,
@@ -14,9 +17,6 @@ from costeer_lab._records import (
     SingleFeedback,
     Task,
 )
-from costeer_lab.coders._adapt import adapt_workspace
-from costeer_lab.coders._base import AbstractCoder, CoderResult
-from costeer_lab.coders._generic import generic_attempt
 
 __all__ = ["ReuseCoder", "wrong_answer"]
 
@@ -71,7 +71,7 @@ class ReuseCoder(AbstractCoder):
     so the coder is deterministic given its seed. Only the standard library is imported.
 
     Example:
-        >>> from costeer_lab._records import QueriedKnowledge, Task
+        >>> from costeer_lab.records import QueriedKnowledge, Task
         >>> coder = ReuseCoder(seed=0)
         >>> task = Task("a/MA5", "MA5", "5-day mean", formulation="Mean($close, 5)/$close")
         >>> coder.implement_with_info(task, QueriedKnowledge(), None).strategy

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab._fs import atomic_write_bytes
-from costeer_lab._records import Workspace
 from costeer_lab.context._completion import Validator
 from costeer_lab.context._records import Output
 from costeer_lab.context._task import TaskContext
+from costeer_lab.records import Workspace
 from costeer_lab.sandbox import Limits
 
 if TYPE_CHECKING:

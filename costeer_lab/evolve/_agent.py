@@ -15,12 +15,12 @@ from typing import Any
 # where tqdm's widget bar would be saved as a stale "0 %" placeholder.
 from tqdm import tqdm
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._protocols import KnowledgeBaseLike, RAGLike, StepEvaluator
 from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
 __all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retrieved_summary"]
@@ -69,6 +69,8 @@ class RunState:
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: Wall time of each step run by this process (resumed steps are not timed again).
     step_walls: list[float] = field(default_factory=list)
+    #: Tasks the RAG strategy gave up on (past its trial limit): never selected again.
+    given_up: set[str] = field(default_factory=set)
 
 
 def kb_size(kb: KnowledgeBaseLike) -> int:
@@ -149,8 +151,10 @@ class EvoAgent:
             )
 
     def load_state(self) -> RunState:
-        """Rebuild the run state from the completed steps in the store."""
+        """Rebuild the run state from the completed steps (and the run record) in the store."""
         state = RunState()
+        run = self.store.get_record(RUN_KIND, self.run_id) or {}
+        state.given_up = set(run.get("given_up", ()))
         for _, rec in self.store.iter_records(STEP_KIND, where={"run_id": self.run_id}):
             state.step = max(state.step, int(rec["step"]))
             for row in rec["attempts"]:
@@ -191,15 +195,15 @@ class EvoAgent:
         )
         try:
             while state.step < self.max_loop:
-                todo = self.strategy.select(
-                    item.task_ids, state.succeeded, state.trials, QueriedKnowledge()
-                )
+                given_up = QueriedKnowledge(failed_task_info_set=frozenset(state.given_up))
+                todo = self.strategy.select(item.task_ids, state.succeeded, state.trials, given_up)
                 if self.context is not None:
                     todo = [t for t in todo if not self.context.stop_reason(self.run_id, t)]
                 if not todo:
                     break
                 t0 = time.perf_counter()
-                self._step(item, state, [by_id[t] for t in todo], index)
+                if not self._step(item, state, [by_id[t] for t in todo], index):
+                    continue  # the RAG strategy gave up on every task: nothing ran
                 state.step_walls.append(time.perf_counter() - t0)
                 bar.update(1)
                 bar.set_postfix(solved=f"{len(state.succeeded)}/{len(item)}")
@@ -209,20 +213,33 @@ class EvoAgent:
             item.implementations[index[tid]] = ws
         return state
 
+    def _give_up(self, state: RunState, task_ids: frozenset[str]) -> None:
+        """Record tasks the RAG strategy gave up on (in the run record, for a resumed run)."""
+        if task_ids <= state.given_up:
+            return
+        state.given_up |= task_ids
+        run = self.store.get_record(RUN_KIND, self.run_id) or {}
+        self.store.put_record(RUN_KIND, self.run_id, {**run, "given_up": sorted(state.given_up)})
+
     def _step(
         self, item: EvolvingItem, state: RunState, tasks: list[Task], index: dict[str, int]
-    ) -> None:
+    ) -> bool:
+        """One step over ``tasks``; ``False`` when the RAG strategy gave up on all of them at
+        the query, so no step ran (nothing implemented, evaluated or recorded)."""
         step = state.step + 1
         t0 = time.perf_counter()
         last = {t.id: state.last_feedback.get(t.id) for t in tasks}
         if self.rag is not None:
-            qk = self.rag.query(self.kb, tasks, last, run_id=self.run_id, attempt=step)
-            tasks = [t for t in tasks if t.id not in qk.failed_task_info_set]
+            queried = self.rag.query(self.kb, tasks, last, run_id=self.run_id, attempt=step)
+            self._give_up(state, queried.failed_task_info_set)
+            tasks = [t for t in tasks if t.id not in state.given_up]
+            if not tasks:
+                return False
         else:
-            qk = QueriedKnowledge()
+            queried = QueriedKnowledge()
         t_query = time.perf_counter()
         outcomes: list[ImplementOutcome] = self.strategy.implement(
-            tasks, qk, last, seed=self.seed, attempt=step
+            tasks, queried, last, seed=self.seed, attempt=step
         )
         t_impl = time.perf_counter()
         gts = [item.ground_truth_for_evaluation(index[t.id]) for t in tasks]
@@ -235,7 +252,7 @@ class EvoAgent:
                 "task_id": t.id,
                 "outcome": o.to_dict(),
                 "feedback": fb.to_dict(),
-                "retrieved": retrieved_summary(qk, t.id, self.query_kinds),
+                "retrieved": retrieved_summary(queried, t.id, self.query_kinds),
             }
             for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
         ]
@@ -267,3 +284,4 @@ class EvoAgent:
         state.step = step
         for a in attempts:
             self._apply(state, a)
+        return True

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from costeer_lab._records import SingleFeedback, Task
 from costeer_lab.context import ContextSettings, Output, RichMemoryManager, TaskContext
+from costeer_lab.records import SingleFeedback, Task
 from costeer_lab.store import BaseStore
 
 if TYPE_CHECKING:

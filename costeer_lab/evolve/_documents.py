@@ -22,8 +22,8 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
-from costeer_lab._records import Task
 from costeer_lab.docs import DocumentKB, EmptyCollectionWarning, format_knowledge_context
+from costeer_lab.records import Task
 
 __all__ = ["DocumentContext"]
 

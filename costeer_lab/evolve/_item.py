@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.records import Task, Workspace
 
 __all__ = ["EvolvingItem"]
 
@@ -16,11 +16,11 @@ class EvolvingItem:
     """The sub-tasks being evolved, their current implementations and (hidden) ground truths.
 
     Ground truths are for evaluators only: :class:`~costeer_lab.evolve.EvolvingStrategy` hands
-    coders the :class:`~costeer_lab._records.Task` and the queried knowledge, never this object.
+    coders the :class:`~costeer_lab.records.Task` and the queried knowledge, never this object.
     Read them with :meth:`ground_truth_for_evaluation`, a name that makes every use easy to audit.
 
     Example:
-        >>> from costeer_lab._records import Task
+        >>> from costeer_lab.records import Task
         >>> item = EvolvingItem([Task("t1", "t1", "add two numbers")])
         >>> item.implementations
         [None]

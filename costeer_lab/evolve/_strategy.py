@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 
 if TYPE_CHECKING:
     from costeer_lab.coders import AbstractCoder

@@ -25,7 +25,7 @@ from costeer_lab.experiment._results import (
     validate_results,
 )
 from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
-from costeer_lab.experiment._runner import run_experiment
+from costeer_lab.experiment._runner import evolve_arm, run_experiment
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
 from costeer_lab.experiment._summary import (
     arm_agreement,
@@ -48,6 +48,7 @@ __all__: list[str] = [
     "benchmark_metrics",
     "calibrated_hit_rate",
     "compare_arms",
+    "evolve_arm",
     "first_try_success",
     "harmful_knowledge",
     "hit_rate",

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from costeer_lab._records import SingleFeedback, Task
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.records import SingleFeedback, Task
 
 __all__ = [
     "BENCHMARK_COLUMNS",

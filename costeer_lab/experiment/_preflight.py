@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from costeer_lab._records import Task
 from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 
 if TYPE_CHECKING:
     from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
     from costeer_lab.suites import SuiteLike
+from costeer_lab.records import Task
 
 __all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
 

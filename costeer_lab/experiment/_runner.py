@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
-from costeer_lab._fs import atomic_write_bytes
-from costeer_lab._records import Knowledge, SingleFeedback, Task
+from costeer_lab._fs import atomic_write_bytes, replace_durably
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.evolve import (
     EvoAgent,
     EvolvingItem,
     EvolvingStrategy,
     RAGLike,
+    RunState,
     SeedableKnowledgeBase,
     StepEvaluator,
     make_executor,
@@ -52,6 +52,7 @@ from costeer_lab.experiment._benchmark import (
 from costeer_lab.experiment._preflight import preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.store import SQLiteStore
 
 if TYPE_CHECKING:
@@ -59,7 +60,14 @@ if TYPE_CHECKING:
     from costeer_lab.memory import LoopMemory
     from costeer_lab.suites import SuiteLike
 
-__all__ = ["attempt_rows", "copy_store", "run_arm", "run_experiment", "select_tasks"]
+__all__ = [
+    "attempt_rows",
+    "copy_store",
+    "evolve_arm",
+    "run_arm",
+    "run_experiment",
+    "select_tasks",
+]
 
 SEEDED_META = "experiment.seed_knowledge"
 
@@ -71,7 +79,8 @@ OUTPUT_COLUMNS = [*RESULT_COLUMNS, "stage", *BENCHMARK_COLUMNS]
 
 
 def copy_store(src: Path, dst: Path) -> None:
-    """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically.
+    """Copy a SQLite store consistently (online backup) to ``dst``, replaced atomically and
+    durably (the copy is fsync-ed before the rename, the directory after it).
 
     Raises:
         ConfigurationError: ``src`` does not exist.
@@ -88,7 +97,7 @@ def copy_store(src: Path, dst: Path) -> None:
     finally:
         target.close()
         source.close()
-    os.replace(tmp, dst)
+    replace_durably(tmp, dst)
 
 
 def attempt_rows(
@@ -233,7 +242,54 @@ def run_arm(
     stage: str = "",
 ) -> list[dict[str, Any]]:
     """Run (or resume) one (arm, seed) of a stage and return its results rows (seed
-    knowledge: the ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``)."""
+    knowledge: the ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``).
+
+    The run itself is :func:`evolve_arm`'s; this turns its step records into results rows.
+    """
+    state = evolve_arm(
+        spec,
+        arm,
+        seed,
+        suite=suite,
+        targets=targets,
+        seed_tasks=seed_tasks,
+        store_path=store_path,
+        executor=executor,
+        evaluator=evaluator,
+        progress=progress,
+        seed_suite=seed_suite,
+        stage=stage,
+    )
+    return attempt_rows(state.rows, arm.name, seed, stage, memory=arm.rag == "memory")
+
+
+def evolve_arm(
+    spec: ExperimentSpec,
+    arm: ArmSpec,
+    seed: int,
+    *,
+    suite: SuiteLike,
+    targets: Sequence[Task],
+    seed_tasks: Sequence[Task],
+    store_path: Path,
+    executor: Executor | None,
+    evaluator: StepEvaluator,
+    progress: bool = True,
+    seed_suite: SuiteLike | None = None,
+    stage: str = "",
+) -> RunState:
+    """Run (or resume) one (arm, seed) of a stage in the SQLite store at ``store_path``.
+
+    Opens the arm's knowledge base (none, V1, V2 or the pattern memory), seeds it once with
+    the ground truths of ``seed_tasks`` (from ``seed_suite``, default ``suite``), runs an
+    :class:`~costeer_lab.evolve.EvoAgent` with ``spec``'s coder and limits on ``targets``,
+    and closes the store. ``executor`` runs the coders, ``evaluator`` the step evaluations;
+    both stay open for the caller.
+
+    Returns:
+        The agent's final :class:`~costeer_lab.evolve.RunState`: its step records (``rows``,
+        with each step's timing) and the wall time of every step this call ran.
+    """
     seed_source = suite if seed_suite is None else seed_suite
     run_id = f"{arm.name}-seed{seed}" + (f"-{stage}" if stage else "")
     if spec.shuffle_tasks:
@@ -261,8 +317,7 @@ def run_arm(
             progress=progress,
         )
         item = EvolvingItem.from_tasks(targets, [suite.ground_truth(t.id) for t in targets])
-        state = agent.run(item)
-        return attempt_rows(state.rows, arm.name, seed, stage, memory=arm.rag == "memory")
+        return agent.run(item)
     finally:
         if knowledge is not None:
             knowledge.kb.close()

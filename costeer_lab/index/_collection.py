@@ -101,6 +101,7 @@ class VectorCollection:
             )
         vectors = normalize_rows(self.embedder.embed(texts), self.embedder.dim)
         with self.store.transaction():
+            self.store.lock_for_update()  # no other writer between "before" and "after"
             before = self.store.collection_version(self.name)
             self.store.put_vectors(self.name, self.embedder.id, id_list, vectors)
             after = self.store.collection_version(self.name)
@@ -114,6 +115,7 @@ class VectorCollection:
         if not id_list:
             return 0
         with self.store.transaction():
+            self.store.lock_for_update()  # no other writer between "before" and "after"
             before = self.store.collection_version(self.name)
             removed = self.store.delete_vectors(self.name, id_list)
             after = self.store.collection_version(self.name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from costeer_lab._fingerprint import extract_errors
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 
 __all__ = ["as_triples", "attempt_errors", "attempt_level", "deteriorated"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from costeer_lab._records import Task
+from costeer_lab.records import Task
 
 __all__ = ["BuiltinComponentExtractor", "ComponentExtractor", "normalize_component"]
 

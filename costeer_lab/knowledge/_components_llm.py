@@ -6,9 +6,9 @@ import json
 import re
 from typing import Any
 
-from costeer_lab._records import Task
 from costeer_lab.errors import LLMError
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, normalize_component
+from costeer_lab.records import Task
 
 __all__ = ["LLMComponentExtractor"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from costeer_lab._records import SingleFeedback
 from costeer_lab.graph import ERROR, node_id
 from costeer_lab.knowledge._attempts import attempt_errors
 from costeer_lab.knowledge._kb_records import Fix
 from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+from costeer_lab.records import SingleFeedback
 
 __all__ = ["error_fix_candidates", "similar_error_fixes"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
+from costeer_lab.records import SingleFeedback, Task, Workspace
 
 __all__ = [
     "ATTEMPT_KIND",

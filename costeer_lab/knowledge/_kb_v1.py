@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.embed import BaseEmbedder
 from costeer_lab.index import VectorCollection
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, SELF_EARNED
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
 __all__ = ["KB1_KIND", "KnowledgeBaseV1"]

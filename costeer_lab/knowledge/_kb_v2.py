@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.embed import BaseEmbedder
 from costeer_lab.graph import (
     COMPONENT,
@@ -43,6 +42,7 @@ from costeer_lab.knowledge._kb_records import (
     feedback_score,
     files_text,
 )
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
 __all__ = ["ATTEMPT_KIND", "GROUND_TRUTH", "Attempt", "AttemptInput", "Fix", "KnowledgeBaseV2"]

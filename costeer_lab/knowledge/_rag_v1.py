@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from costeer_lab._records import (
+from costeer_lab.knowledge._attempts import as_triples
+from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
+from costeer_lab.knowledge._querylog import QueryLogger
+from costeer_lab.knowledge._sampler import KnowledgeSampler
+from costeer_lab.records import (
     Knowledge,
     QueriedKnowledge,
     ScoredKnowledge,
@@ -13,10 +17,6 @@ from costeer_lab._records import (
     Task,
     Workspace,
 )
-from costeer_lab.knowledge._attempts import as_triples
-from costeer_lab.knowledge._kb_v1 import KnowledgeBaseV1
-from costeer_lab.knowledge._querylog import QueryLogger
-from costeer_lab.knowledge._sampler import KnowledgeSampler
 from costeer_lab.settings import RAGSettings, get_settings
 
 __all__ = ["RAGStrategyV1"]

@@ -8,15 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab._records import (
-    ErrorFix,
-    Knowledge,
-    QueriedKnowledge,
-    ScoredKnowledge,
-    SingleFeedback,
-    Task,
-    Workspace,
-)
 from costeer_lab.graph import COMPONENT, node_id
 from costeer_lab.index import SearchResult
 from costeer_lab.knowledge._attempts import as_triples, deteriorated
@@ -32,6 +23,15 @@ from costeer_lab.knowledge._kb_v2 import (
 from costeer_lab.knowledge._querylog import QueryLogger
 from costeer_lab.knowledge._retrieve import nearest, search_successful
 from costeer_lab.knowledge._sampler import KnowledgeSampler
+from costeer_lab.records import (
+    ErrorFix,
+    Knowledge,
+    QueriedKnowledge,
+    ScoredKnowledge,
+    SingleFeedback,
+    Task,
+    Workspace,
+)
 from costeer_lab.settings import RAGSettings, get_settings
 
 __all__ = ["RAGStrategyV2"]

@@ -106,14 +106,10 @@ class MemoryBase:
         return limit
 
     def _lock_for_update(self) -> None:
-        """Inside a transaction, make this store's writers wait before a read-modify-write.
-
-        Reading a collection version inside a transaction takes the store's write lock on every
-        backend (SQLite holds it from ``BEGIN IMMEDIATE``; PostgreSQL takes its advisory lock
-        there, see ``PostgresBase``), so the records read next cannot change before commit and
-        no count is lost to another agent writing at the same time.
-        """
-        self.store.collection_version(self.collection)
+        """Inside a transaction, make this store's writers wait before a read-modify-write, so
+        the records read next cannot change before commit and no count is lost to another agent
+        writing at the same time (:meth:`~costeer_lab.store.BaseStore.lock_for_update`)."""
+        self.store.lock_for_update()
 
     def _log_search(self, hits: Sequence[tuple[str, float]], threshold: float) -> str:
         """Record one search (for the hit rate); joins the caller's transaction."""

@@ -21,7 +21,11 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from costeer_lab._records import (
+from costeer_lab.errors import InvalidInputError, MemoryRefusedError
+from costeer_lab.memory._failure import FailureMatch
+from costeer_lab.memory._memory import Memory
+from costeer_lab.memory._pattern import PatternMatch
+from costeer_lab.records import (
     ErrorFix,
     Knowledge,
     QueriedKnowledge,
@@ -30,10 +34,6 @@ from costeer_lab._records import (
     Task,
     Workspace,
 )
-from costeer_lab.errors import InvalidInputError, MemoryRefusedError
-from costeer_lab.memory._failure import FailureMatch
-from costeer_lab.memory._memory import Memory
-from costeer_lab.memory._pattern import PatternMatch
 from costeer_lab.store import BaseStore
 
 __all__ = [

@@ -71,6 +71,17 @@ class BaseStore(abc.ABC):
         savepoint); the outer block may catch it and still commit its own writes.
         """
 
+    def lock_for_update(self) -> None:
+        """Inside a transaction, hold the store's write lock from now until the transaction ends.
+
+        For a read-modify-write: what is read next (a collection version, a counter record)
+        cannot change before the transaction commits, since every other writer waits. Outside a
+        transaction it does nothing. This base version relies on transactions that hold the
+        write lock from their start (SQLite's ``BEGIN IMMEDIATE``); a backend whose
+        transactions take it at the first write (PostgreSQL) overrides it.
+        """
+        return None  # SQLite: ``transaction()`` began with the lock held
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release connections. Idempotent."""

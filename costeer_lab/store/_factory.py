@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, did_you_mean
 from costeer_lab.store._base import BaseStore
 from costeer_lab.store._sqlite import SQLiteStore
@@ -149,8 +150,8 @@ def get_store(target: str | Path | BaseStore | None = None) -> BaseStore:
         opener = STORE_OPENERS.get(scheme) or STORE_OPENERS.get(base)
         if opener is None:
             raise ConfigurationError(
-                f"unsupported store URL scheme {scheme!r} in {_redact(text)!r}; supported "
-                f"schemes: {did_you_mean(scheme, list(STORE_OPENERS))}"
+                f"unsupported store URL scheme {scheme!r} in {redact_url(text)!r}; "
+                f"{did_you_mean(scheme, list(STORE_OPENERS))}"
             )
         return opener(text)
     if text.lower().endswith(SQLITE_SUFFIXES):
@@ -160,11 +161,3 @@ def get_store(target: str | Path | BaseStore | None = None) -> BaseStore:
         f"or 'sqlite:///:memory:', ':memory:', or a file path ending in "
         f"{', '.join(SQLITE_SUFFIXES)}; supported schemes: {', '.join(sorted(STORE_OPENERS))}"
     )
-
-
-def _redact(url: str) -> str:
-    """``url`` with any password replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, InvalidInputError, StoreError
 from costeer_lab.store._codec import check_str, loads_json
 from costeer_lab.store._postgres_data import PostgresDataMixin
@@ -46,7 +47,7 @@ from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
-__all__ = ["PostgresStore", "redact_url"]
+__all__ = ["PostgresStore"]
 
 _NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
 _EDGE_COLS = "src, dst, kind, attrs, created_at"
@@ -304,19 +305,6 @@ class PostgresStore(PostgresDataMixin):
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``.
-
-    Example:
-        >>> redact_url("postgresql://me:s3cret@db/lab")
-        'postgresql://me:***@db/lab'
-    """
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url
 
 
 def _split_url(url: str) -> tuple[str, dict[str, Any]]:

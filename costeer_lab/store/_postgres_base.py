@@ -6,14 +6,15 @@ committed (``synchronous_commit = on``: on the server's disk). Inside one, each 
 savepoint (atomic on its own) and nested ``transaction()`` blocks are savepoints too.
 
 Concurrency: every transaction that writes takes one transaction-level advisory lock per store
-(``pg_advisory_xact_lock``) before its first write, and so does a read of a collection version
-inside a transaction (its reader is about to write against that version). Writers of one store
-therefore commit one at a time, on one machine or many, like SQLite's ``BEGIN IMMEDIATE``:
+(``pg_advisory_xact_lock``) before its first write, or earlier when the transaction asks for it
+with ``lock_for_update()`` (its reader is about to write against what it reads next, such as a
+collection version). Writers of one store therefore commit one at a time, on one machine or
+many, like SQLite's ``BEGIN IMMEDIATE``:
 
 * no deadlock between writers (each holds the store lock before any row lock), so a write
   never fails because another process wrote at the same time — it waits;
 * ``seq`` (insertion order) follows commit order, so a reader paging by ``seq`` misses nothing;
-* a collection version read in a transaction cannot change before that transaction commits, so
+* a collection version read after ``lock_for_update()`` cannot change before commit, so
   "version before, write, version after" tells an index whether it missed another writer's
   change, and every change gets its own, strictly larger version.
 
@@ -87,6 +88,11 @@ class PostgresBase(BaseStore):
             if len(rows) < _PAGE:
                 return
             last = rows[-1][0]
+
+    def lock_for_update(self) -> None:
+        """Inside a transaction, take the store's advisory write lock now (see the module)."""
+        if self._depth:
+            self._lock_writes()
 
     def _lock_writes(self) -> None:
         """Hold the store's write lock until the current transaction ends (re-entrant)."""

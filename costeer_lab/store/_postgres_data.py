@@ -196,8 +196,6 @@ class PostgresDataMixin(PostgresSearchMixin):
 
     def collection_version(self, collection: str) -> int:
         check_str(collection, "collection")
-        if self._depth:  # the caller may write against this version: hold it still
-            self._lock_writes()
         rows = self._rows("SELECT version FROM collections WHERE name = %s", (collection,))
         return int(rows[0][0]) if rows else 0
 

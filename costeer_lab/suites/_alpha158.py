@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate._protocol import Evaluator, Runner
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._alpha158_code import ground_truth_code
 from costeer_lab.suites._alpha158_defs import FEATURES, FIELD_MEANINGS, FeatureSpec, describe
 from costeer_lab.suites._panel import ensure_panel

@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import ConfigurationError
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._suite import Suite
 
 __all__ = ["CONTRACT", "humaneval_data_path", "humaneval_suite", "read_problems"]

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator, Runner
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
 

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError, NotFoundError, did_you_mean
 from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.records import Task, Workspace
 
 __all__ = ["Suite"]
 

@@ -34,9 +34,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
 

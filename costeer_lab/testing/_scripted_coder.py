@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from costeer_lab._records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.coders._base import AbstractCoder, CoderResult
 from costeer_lab.errors import InvalidInputError, NotFoundError
+from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 
 __all__ = ["ScriptedCall", "ScriptedCoder"]
 
@@ -37,7 +37,7 @@ class ScriptedCoder(AbstractCoder):
     without being in the production coder registry.
 
     Example:
-        >>> from costeer_lab._records import QueriedKnowledge, Task, Workspace
+        >>> from costeer_lab.records import QueriedKnowledge, Task, Workspace
         >>> one, two = Workspace({"main.py": "1"}), Workspace({"main.py": "2"})
         >>> coder = ScriptedCoder({"t": [one, two]})
         >>> t, qk = Task("t", "t", ""), QueriedKnowledge()

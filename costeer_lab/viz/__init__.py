@@ -1,20 +1,19 @@
 """viz subpackage: plots of experiment results, knowledge-graph drawing, dashboard.
 
 Every plot has a pure-data companion ``get_<x>_info(results) -> NamedTuple`` and a drawing
-function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.show()``.
+function ``plot_<x>(results, *, ax=None) -> Axes``; nothing here calls ``plt.show()``. The
+widgets (``knowledge_explorer``, ``query_playground``, ``results_dashboard``,
+``follow_experiment`` and their classes) import ipywidgets on first use, so ``import
+costeer_lab.viz`` does not. ``repo_root`` and ``in_repo`` place a notebook's outputs in the
+checkout.
 """
 
+from typing import TYPE_CHECKING
+
+from costeer_lab._lazy import lazy_exports as _lazy_exports
 from costeer_lab.viz._attempts import AttemptsInfo, plot_attempts
 from costeer_lab.viz._attempts import _get_attempts_info as get_attempts_info
 from costeer_lab.viz._common import arm_colors, arm_styles, dodge, figure_png, png_data_uri
-from costeer_lab.viz._explorer import (
-    KnowledgeExplorer,
-    QueryPlayground,
-    StaticFallback,
-    knowledge_explorer,
-    query_playground,
-    task_knowledge_html,
-)
 from costeer_lab.viz._explorer_data import (
     TaskEntry,
     TaskKnowledge,
@@ -39,13 +38,39 @@ from costeer_lab.viz._knowledge_usage import KnowledgeUsageInfo, plot_knowledge_
 from costeer_lab.viz._knowledge_usage import (
     _get_knowledge_usage_info as get_knowledge_usage_info,
 )
-from costeer_lab.viz._monitor import ExperimentMonitor, follow_experiment
+from costeer_lab.viz._notebook import REPO_ROOT_ENV, in_repo, repo_root
 from costeer_lab.viz._report import REPORT_SECTIONS, build_report, report_experiment
 from costeer_lab.viz._success_curve import ArmCurve, SuccessCurveInfo, plot_success_curve
 from costeer_lab.viz._success_curve import _get_success_curve_info as get_success_curve_info
 from costeer_lab.viz._task_timeline import TaskTimelineInfo, TimelinePoint, plot_task_timeline
 from costeer_lab.viz._task_timeline import _get_task_timeline_info as get_task_timeline_info
-from costeer_lab.viz._widgets import ALL_ARMS, ResultsDashboard, results_dashboard
+
+if TYPE_CHECKING:
+    from costeer_lab.viz._explorer import (
+        KnowledgeExplorer,
+        QueryPlayground,
+        StaticFallback,
+        knowledge_explorer,
+        query_playground,
+        task_knowledge_html,
+    )
+    from costeer_lab.viz._monitor import ExperimentMonitor, follow_experiment
+    from costeer_lab.viz._widgets import ALL_ARMS, ResultsDashboard, results_dashboard
+
+#: The names whose modules import ipywidgets: public name -> module, imported on first access.
+_WIDGETS: dict[str, str] = {
+    "KnowledgeExplorer": "._explorer",
+    "QueryPlayground": "._explorer",
+    "StaticFallback": "._explorer",
+    "knowledge_explorer": "._explorer",
+    "query_playground": "._explorer",
+    "task_knowledge_html": "._explorer",
+    "ExperimentMonitor": "._monitor",
+    "follow_experiment": "._monitor",
+    "ALL_ARMS": "._widgets",
+    "ResultsDashboard": "._widgets",
+    "results_dashboard": "._widgets",
+}
 
 __all__ = [
     "ALL_ARMS",
@@ -103,3 +128,6 @@ __all__ += [
     "query_playground",
     "task_knowledge_html",
 ]
+__all__ += ["REPO_ROOT_ENV", "in_repo", "repo_root"]
+
+__getattr__, __dir__ = _lazy_exports(__name__, _WIDGETS, __all__)

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ._harness import ROOT, run_benchmark
+
 if str(ROOT) not in sys.path:  # ``benchmarks`` is a top-level folder, not an installed package
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._mutants import CAUSES, mutants, mutate  # noqa: E402
-from benchmarks.fingerprints import pairwise_f1  # noqa: E402
+from benchmarks._mutants import CAUSES, mutants, mutate
+from benchmarks.fingerprints import pairwise_f1
 
 SOURCE = """\
 import math
@@ -125,20 +125,8 @@ def test_alpha158_mutations_stay_in_the_factor_code() -> None:
 
 def test_tiny_benchmark_run(tmp_path: Path) -> None:
     out, dump = tmp_path / "fp.json", tmp_path / "set.jsonl"
-    args = ["--functions", "2", "--json", str(out), "--dump", str(dump)]
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.fingerprints", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out.read_text())
-    assert doc["benchmark"] == "fingerprints"
-    values = {(r["case"], r["metric"]): r["value"] for r in doc["results"]}
-    assert all(math.isfinite(v) for v in values.values())
+    args = ["--functions", "2", "--dump", str(dump)]
+    values = run_benchmark("fingerprints", *args, out=out, timeout=600).values
     rows = [json.loads(line) for line in dump.read_text().splitlines()]
     assert values["all", "mutants"] == len(rows) > 10
     assert {r["suite"] for r in rows} == {"humaneval", "alpha158"}

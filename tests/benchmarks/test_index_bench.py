@@ -5,42 +5,27 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import math
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ._harness import ROOT, run_benchmark
+
 if str(ROOT) not in sys.path:  # ``benchmarks`` is a top-level folder, not an installed package
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import Results, parse_args, percentile  # noqa: E402
+from benchmarks._common import Results, parse_args, percentile
 
 TINY = ["--n", "600", "--dim", "16", "--queries", "12", "--seed", "3"]
 
 
 def test_index_benchmark_json_shape(tmp_path: Path) -> None:
-    out = tmp_path / "index.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.index", *TINY, "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "| case" in proc.stdout and "exact_vs_numpy_ratio" in proc.stdout
-    doc = json.loads(out.read_text())
-    assert set(doc) == {"benchmark", "machine", "results"} and doc["benchmark"] == "index"
-    assert {"cpu_count", "platform", "python", "versions"} <= set(doc["machine"])
-    assert doc["machine"]["thread_env"]["OPENBLAS_NUM_THREADS"] is not None
-    rows = doc["results"]
-    assert all(set(r) == {"case", "metric", "value", "unit"} for r in rows)
-    assert all(isinstance(r["value"], float) and math.isfinite(r["value"]) for r in rows)
-    by_metric = {r["metric"]: r for r in rows if r["case"] == "N=600"}
+    run = run_benchmark("index", *TINY, out=tmp_path / "index.json", timeout=120)
+    assert "| case" in run.stdout and "exact_vs_numpy_ratio" in run.stdout
+    assert {"cpu_count", "platform", "python", "versions"} <= set(run.doc["machine"])
+    assert run.doc["machine"]["thread_env"]["OPENBLAS_NUM_THREADS"] is not None
+    by_metric = run.metrics("N=600")
     for metric in (
         "exact_add_throughput",
         "hnsw_add_throughput",
@@ -52,23 +37,15 @@ def test_index_benchmark_json_shape(tmp_path: Path) -> None:
         "filter1%_hnsw_vs_numpy_ratio",
     ):
         assert metric in by_metric, metric
-    assert by_metric["exact_vs_numpy_ratio"]["unit"] == "x"
-    assert 0.0 <= by_metric["hnsw_ef256_recall@10"]["value"] <= 1.0
+    assert run.units[("N=600", "exact_vs_numpy_ratio")] == "x"
+    assert 0.0 <= by_metric["hnsw_ef256_recall@10"] <= 1.0
     assert any(m.endswith("_ratio") for m in by_metric)
 
 
 def test_index_benchmark_json_to_stdout() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.index", *TINY, "--json", "-"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["benchmark"] == "index"  # stdout is pure JSON
-    assert "| case" in proc.stderr  # the table went to stderr
+    run = run_benchmark("index", *TINY, timeout=120)  # stdout is pure JSON: it parsed
+    assert run.doc["benchmark"] == "index"
+    assert "| case" in run.stderr  # the table went to stderr
 
 
 def test_percentile_matches_linear_interpolation() -> None:

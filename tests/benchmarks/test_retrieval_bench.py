@@ -3,22 +3,21 @@ labelled sets and scoring are checked by hand."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ._harness import ROOT, run_benchmark
+
 if str(ROOT) not in sys.path:  # ``benchmarks`` is a top-level folder, not an installed package
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.retrieval import ERRORS, _ranks, _tasks, similar_threshold, skeleton  # noqa: E402
-from costeer_lab.embed import get_embedder  # noqa: E402
-from costeer_lab.experiment import SIMILAR_THRESHOLDS, calibrated_hit_rate  # noqa: E402
-from costeer_lab.testing import make_row  # noqa: E402
+from benchmarks.retrieval import ERRORS, _ranks, _tasks, similar_threshold, skeleton
+from costeer_lab.embed import get_embedder
+from costeer_lab.experiment import SIMILAR_THRESHOLDS, calibrated_hit_rate
+from costeer_lab.testing import make_row
 
 
 def test_skeleton_and_ranking_measures_by_hand() -> None:
@@ -44,19 +43,7 @@ def test_the_similar_hit_threshold_is_the_one_the_benchmark_calibrates() -> None
 
 @pytest.mark.slow
 def test_retrieval_benchmark_quick_json(tmp_path: Path) -> None:
-    out = tmp_path / "retrieval.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.retrieval", "--quick", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out.read_text())
-    assert doc["benchmark"] == "retrieval" and set(doc) == {"benchmark", "machine", "results"}
-    rows = {(r["case"], r["metric"]): r["value"] for r in doc["results"]}
+    rows = run_benchmark("retrieval", "--quick", out=tmp_path / "retrieval.json").values
     for kind in ("similar", "similar_prose", "component", "error"):
         for emb in ("hashing", "minilm"):
             assert 0.0 <= rows[(f"{kind}/{emb}", "recall_at_3")] <= 1.0

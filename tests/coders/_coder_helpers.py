@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from costeer_lab._records import (
+from costeer_lab.records import (
     ErrorFix,
     Knowledge,
     QueriedKnowledge,

@@ -7,8 +7,8 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costeer_lab._records import Task
 from costeer_lab.coders._adapt import Adaptation, adapt_code, derive_adaptation
+from costeer_lab.records import Task
 
 from ._coder_helpers import ma_code, ma_task
 

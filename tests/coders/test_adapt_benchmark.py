@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.coders._adapt import adapt_code, adapt_workspace, derive_adaptation
 from costeer_lab.evaluate import FactorEvaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites import alpha158_suite, load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "rdagent_factor_example.json"

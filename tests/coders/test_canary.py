@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import pytest
 
-from costeer_lab._records import Knowledge, SingleFeedback, Task
 from costeer_lab.coders import LLMCoder, ReuseCoder
+from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.testing import FakeOpenAIServer
 
 from ._coder_helpers import failed, knowledge, ma_code, ma_task, qk_for

@@ -8,7 +8,6 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 import costeer_lab.coders as coders
-from costeer_lab._records import QueriedKnowledge, Task, Workspace
 from costeer_lab.coders import (
     CoderResult,
     LLMCoder,
@@ -17,6 +16,7 @@ from costeer_lab.coders import (
     get_coder,
 )
 from costeer_lab.errors import ConfigurationError, NotFoundError, UnknownNameError
+from costeer_lab.records import QueriedKnowledge, Task, Workspace
 from costeer_lab.testing import ScriptedCoder
 
 from ._coder_helpers import knowledge, ma_code, ma_task, qk_for

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 from costeer_lab.coders import (
     BaseCoder,
     LLMCoder,
@@ -19,6 +18,7 @@ from costeer_lab.coders import (
     coder_from_config,
 )
 from costeer_lab.errors import ConfigurationError, LLMError
+from costeer_lab.records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 from costeer_lab.settings import get_settings
 from costeer_lab.store import get_store
 from costeer_lab.testing import FakeOpenAIServer

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 from costeer_lab.coders import BaseCoder, ReuseCoder
+from costeer_lab.records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 
 from ._coder_helpers import (
     OK,

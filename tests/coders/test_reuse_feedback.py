@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from costeer_lab._records import ErrorFix, Knowledge, QueriedKnowledge, SingleFeedback
 from costeer_lab.coders import ReuseCoder
 from costeer_lab.coders._adapt import adapt_workspace
 from costeer_lab.coders._reuse import wrong_answer
+from costeer_lab.records import ErrorFix, Knowledge, QueriedKnowledge, SingleFeedback
 
 from ._coder_helpers import (
     expected_ma,

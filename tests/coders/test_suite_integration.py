@@ -6,10 +6,10 @@ import ast
 
 import pytest
 
-from costeer_lab._records import Knowledge, QueriedKnowledge, ScoredKnowledge, SingleFeedback
 from costeer_lab.coders import ReuseCoder
 from costeer_lab.coders._adapt import adapt_workspace
 from costeer_lab.coders._generic import generic_attempt
+from costeer_lab.records import Knowledge, QueriedKnowledge, ScoredKnowledge, SingleFeedback
 from costeer_lab.suites import Suite, alpha158_suite, humaneval_suite
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate import MultiEvaluator, PythonFunctionEvaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.store import SQLiteStore
 
 CANARY = "CANARY_GROUND_TRUTH_7f3a"

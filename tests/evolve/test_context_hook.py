@@ -85,7 +85,7 @@ def test_steps_and_context_commit_together(store: SQLiteStore, evaluator: Any) -
 
     class FailingRAG:
         def query(self, kb: Any, tasks: Any, last: Any, *, run_id: str, attempt: int) -> Any:
-            from costeer_lab._records import QueriedKnowledge
+            from costeer_lab.records import QueriedKnowledge
 
             return QueriedKnowledge()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from costeer_lab._records import QueriedKnowledge, Task
 from costeer_lab.docs import DocumentKB
 from costeer_lab.evolve import DocumentContext, EvolvingStrategy
+from costeer_lab.records import QueriedKnowledge, Task
 from costeer_lab.testing import FakeOpenAIServer
 
 CHAT = "/v1/chat/completions"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 
 
 def factor(name: str, formulation: str, description: str = "", category: str = "") -> Task:

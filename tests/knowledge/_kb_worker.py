@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.graph import TASK_DESCRIPTION
 from costeer_lab.knowledge import KnowledgeBaseV2, error_fingerprint, open_kb
+from costeer_lab.records import SingleFeedback, Task, Workspace
 
 FORMULAS = [
     "Mean($close, {n})",

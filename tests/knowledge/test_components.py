@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from costeer_lab._records import Task
 from costeer_lab.errors import LLMError
 from costeer_lab.knowledge import (
     BuiltinComponentExtractor,
@@ -16,6 +15,7 @@ from costeer_lab.knowledge import (
     LLMComponentExtractor,
 )
 from costeer_lab.knowledge._components import normalize_component
+from costeer_lab.records import Task
 from costeer_lab.testing import FakeOpenAIServer
 
 

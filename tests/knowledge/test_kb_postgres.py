@@ -72,8 +72,8 @@ def test_two_processes_share_one_postgres_kb(postgres_url: str, tmp_path: Path) 
 def test_v1_kb_on_postgres_sees_another_writers_knowledge(postgres_url: str) -> None:
     """KB V1 by URL: two KB objects (two connections) write; each sees the other's after a
     reload, and similarity retrieval finds every success."""
-    from costeer_lab._records import Workspace
     from costeer_lab.knowledge import KnowledgeBaseV1
+    from costeer_lab.records import Workspace
 
     from ._kb_worker import feedback
 

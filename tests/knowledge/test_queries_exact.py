@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costeer_lab._records import Task
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.graph import ERROR, TASK_DESCRIPTION
 from costeer_lab.index import SearchResult
@@ -24,6 +23,7 @@ from costeer_lab.knowledge._retrieve import (
     search_successful,
 )
 from costeer_lab.knowledge._sampler import KnowledgeSampler
+from costeer_lab.records import Task
 
 from ._kb_helpers import code, crash, factor, ok, seed
 

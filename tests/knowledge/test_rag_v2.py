@@ -212,8 +212,8 @@ def test_seeded_sampler_reproduces(kb: KnowledgeBaseV2) -> None:
 
 
 def test_generate_knowledge_accepts_knowledge_records(kb: KnowledgeBaseV2) -> None:
-    from costeer_lab._records import Knowledge
     from costeer_lab.errors import InvalidInputError
+    from costeer_lab.records import Knowledge
 
     rag = v2()
     rag.generate_knowledge(kb, [Knowledge(MA5, code("a"), crash("KeyError: 'x'"))], run_id="r")

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from costeer_lab._fingerprint import error_fingerprint
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.experiment import load_results, memory_metrics, run_experiment
 from costeer_lab.memory import LoopMemory, MemoryStrategy, memory_arm, open_memory
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.store import get_store
 from costeer_lab.viz import build_report
 
@@ -54,7 +54,7 @@ def test_strategy_stores_failures_solves_them_and_records_outcomes() -> None:
 
 
 def test_seed_knowledge_becomes_patterns(sqlite_url: str) -> None:
-    from costeer_lab._records import Knowledge
+    from costeer_lab.records import Knowledge
 
     kb = LoopMemory(open_memory(sqlite_url, embedder="hashing"))
     ids = kb.add_seed_knowledge([Knowledge(TASK, GOOD, OK, id="seed:x")])

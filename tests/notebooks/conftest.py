@@ -42,7 +42,7 @@ RunNotebook = Callable[..., nbformat.NotebookNode]
 
 @dataclass(frozen=True)
 class TinyRun:
-    """The experiment notebook 01 ran once for the whole session."""
+    """The experiment notebook 02 ran once for the whole session."""
 
     out_dir: Path
     notebook: nbformat.NotebookNode
@@ -71,7 +71,11 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def kernel_env(cache: Path, extra: Mapping[str, str]) -> dict[str, str]:
-    """The test process's environment without notebook parameters, plus ``extra``."""
+    """The test process's environment without notebook parameters, plus ``extra``.
+
+    The kernel imports ``costeer_lab`` from this checkout (first on ``PYTHONPATH``), the one
+    under test, whichever checkout the interpreter has installed.
+    """
     env = {
         k: v
         for k, v in os.environ.items()
@@ -79,7 +83,21 @@ def kernel_env(cache: Path, extra: Mapping[str, str]) -> dict[str, str]:
     }
     env.update(TINY_PARAMS)
     env["COSTEER_LAB_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     env.update(extra)
+    return env
+
+
+def notebook_params(*, repo_root: bool = True, **params: str | Path) -> dict[str, str]:
+    """The kernel environment of one notebook run: ``COSTEER_LAB_NB_<NAME>`` for each parameter,
+    and ``COSTEER_LAB_REPO_ROOT`` (this checkout) unless ``repo_root`` is false, so that the
+    notebook must find the checkout from its working directory.
+
+    Example: ``notebook_params(OUT_DIR=out)`` sets ``COSTEER_LAB_NB_OUT_DIR``.
+    """
+    env = {f"COSTEER_LAB_NB_{name}": str(value) for name, value in params.items()}
+    if repo_root:
+        env["COSTEER_LAB_REPO_ROOT"] = str(REPO_ROOT)
     return env
 
 
@@ -122,9 +140,8 @@ def run_notebook(kernel_dir: Path, cache_dir: Path) -> RunNotebook:
 
 @pytest.fixture(scope="session")
 def tiny_run(run_notebook: RunNotebook, tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
-    """Notebook 01 executed once (3 arms × 1 seed × 3 tasks × 2 steps) in an empty directory."""
-    cwd = tmp_path_factory.mktemp("nb01-cwd")
+    """Notebook 02 executed once (3 arms × 1 seed × 3 tasks × 2 steps) in an empty directory."""
+    cwd = tmp_path_factory.mktemp("nb02-cwd")
     out = tmp_path_factory.mktemp("nb-run") / "run"
-    env = {"COSTEER_LAB_NB_OUT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)}
-    nb = run_notebook("01_evolution_experiment.ipynb", cwd=cwd, env=env)
+    nb = run_notebook("02_evolution_experiment.ipynb", cwd=cwd, env=notebook_params(OUT_DIR=out))
     return TinyRun(out_dir=out, notebook=nb, cwd=cwd)

@@ -15,18 +15,30 @@ from costeer_lab.experiment import load_results
 from costeer_lab.knowledge import kb_stats
 from costeer_lab.store import SQLiteStore
 
+from .conftest import notebook_params
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+#: Every notebook, in reading order; each one is executed by a test below.
 NOTEBOOKS = (
-    "01_evolution_experiment.ipynb",
-    "02_knowledge_graph.ipynb",
-    "03_metrics_and_dashboard.ipynb",
-    "07_task_context.ipynb",
     "01_quickstart.ipynb",
+    "02_evolution_experiment.ipynb",
+    "03_knowledge_graph.ipynb",
+    "04_metrics_and_dashboard.ipynb",
+    "05_pattern_memory.ipynb",
+    "06_document_kb.ipynb",
+    "07_task_context.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-#: Notebooks saved with their outputs (static tables and images), also executed by the tests.
-NOTEBOOKS_WITH_OUTPUTS = ("05_pattern_memory.ipynb", "06_document_kb.ipynb")
+#: The notebook metadata a stripped notebook keeps (no interpreter version of whoever saved it).
+NOTEBOOK_METADATA = {
+    "kernelspec": {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": "python3",
+    },
+    "language_info": {"name": "python"},
+}
 
 
 def outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
@@ -48,18 +60,41 @@ def assert_no_errors(nb: nbformat.NotebookNode) -> None:
     assert errors == [], [f"{e['ename']}: {e['evalue']}" for e in errors]
 
 
+def test_the_notebooks_are_numbered_01_to_n_in_reading_order() -> None:
+    on_disk = sorted(p.name for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+    assert on_disk == list(NOTEBOOKS)  # a new notebook is added here, and so gets executed
+    numbers = [int(name.split("_", 1)[0]) for name in on_disk]
+    assert numbers == list(range(1, len(on_disk) + 1))
+    for name in on_disk:
+        nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
+        assert nb.cells[0].source.startswith(f"# {name[:2]} · ")  # the title carries the number
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_is_saved_without_outputs(name: str) -> None:
+    """The output policy: notebooks are committed stripped (the tests execute them)."""
     nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(c.outputs == [] and c.execution_count is None for c in code)
+    fix = f"run `python tools/strip_notebooks.py notebooks/{name}`"
+    assert code and all(c.outputs == [] and c.execution_count is None for c in code), fix
+    assert all(set(c.metadata) <= {"tags"} for c in nb.cells), fix  # no execution timings
+    assert nb.metadata == NOTEBOOK_METADATA, fix
     tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1 and code.index(tagged[0]) == 0  # papermill parameters come first
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
 
-def test_01_runs_the_experiment_and_writes_results_and_report(tiny_run: Any) -> None:
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_sets_up_its_paths_with_the_library(name: str) -> None:
+    """One set-up for every notebook: ``costeer_lab.viz.in_repo``, no pasted path code."""
+    nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "from costeer_lab.viz import in_repo" in code
+    assert "sys.path" not in code and "def find_repo_root" not in code
+
+
+def test_02_runs_the_experiment_and_writes_results_and_report(tiny_run: Any) -> None:
     assert_no_errors(tiny_run.notebook)
     out = tiny_run.out_dir
     spec = json.loads((out / "spec.json").read_text(encoding="utf-8"))
@@ -90,19 +125,16 @@ def test_01_runs_the_experiment_and_writes_results_and_report(tiny_run: Any) -> 
     assert list(tiny_run.cwd.iterdir()) == []
 
 
-def test_02_draws_and_exports_the_knowledge_graph(
+def test_03_draws_and_exports_the_knowledge_graph(
     tiny_run: Any, run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
 ) -> None:
     fallback = tmp_path / "fallback"
     before = sorted(p.name for p in NOTEBOOKS_DIR.iterdir())
     # started from notebooks/ without COSTEER_LAB_REPO_ROOT: the repo root is found by walking up
     nb = run_notebook(
-        "02_knowledge_graph.ipynb",
+        "03_knowledge_graph.ipynb",
         cwd=NOTEBOOKS_DIR,
-        env={
-            "COSTEER_LAB_NB_OUT_DIR": str(tiny_run.out_dir),
-            "COSTEER_LAB_NB_KG_FALLBACK_DIR": str(fallback),
-        },
+        env=notebook_params(OUT_DIR=tiny_run.out_dir, KG_FALLBACK_DIR=fallback, repo_root=False),
     )
     assert_no_errors(nb)
     assert sorted(p.name for p in NOTEBOOKS_DIR.iterdir()) == before
@@ -128,18 +160,14 @@ def test_02_draws_and_exports_the_knowledge_graph(
     assert "error node(s)" in text or "hit no recognised error" in text
 
 
-def test_02_runs_a_tiny_experiment_when_the_run_has_no_knowledge_base(
+def test_03_runs_a_tiny_experiment_when_the_run_has_no_knowledge_base(
     run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
 ) -> None:
     fallback = tmp_path / "fallback"
     nb = run_notebook(
-        "02_knowledge_graph.ipynb",
+        "03_knowledge_graph.ipynb",
         cwd=tmp_path,
-        env={
-            "COSTEER_LAB_NB_OUT_DIR": str(tmp_path / "no-such-run"),
-            "COSTEER_LAB_NB_KG_FALLBACK_DIR": str(fallback),
-            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
-        },
+        env=notebook_params(OUT_DIR=tmp_path / "no-such-run", KG_FALLBACK_DIR=fallback),
     )
     assert_no_errors(nb)
     assert "running a tiny experiment" in stdout_text(nb)
@@ -148,18 +176,14 @@ def test_02_runs_a_tiny_experiment_when_the_run_has_no_knowledge_base(
     assert set(load_results(fallback)["arm"]) == {"rag_v2"}
 
 
-def test_03_metrics_and_dashboard(
+def test_04_metrics_and_dashboard(
     tiny_run: Any, run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
 ) -> None:
     fallback = tmp_path / "fallback"
     nb = run_notebook(
-        "03_metrics_and_dashboard.ipynb",
+        "04_metrics_and_dashboard.ipynb",
         cwd=tmp_path,
-        env={
-            "COSTEER_LAB_NB_OUT_DIR": str(tiny_run.out_dir),
-            "COSTEER_LAB_NB_FALLBACK_DIR": str(fallback),
-            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
-        },
+        env=notebook_params(OUT_DIR=tiny_run.out_dir, FALLBACK_DIR=fallback),
     )
     assert_no_errors(nb)
     assert not fallback.exists()
@@ -173,7 +197,7 @@ def test_03_metrics_and_dashboard(
         if "text/plain" in o.get("data", {}) and "success_when_used" in o["data"]["text/plain"]
     ]
     # knowledge items are named after their tasks (looked up in the arms' knowledge bases)
-    assert len(usage_tables) == 1 and "seed alpha158/" in usage_tables[0]
+    assert len(usage_tables) == 1 and "seed:alpha158/" in usage_tables[0]
     assert mime_count(nb, WIDGET_MIME) == 1  # the dashboard
     assert "showing 'knowledge usage' for 'rag_v2'" in text
     lift_tables = [
@@ -184,18 +208,14 @@ def test_03_metrics_and_dashboard(
     assert len(lift_tables) == 1 and "rag_v1" in lift_tables[0] and "rag_v2" in lift_tables[0]
 
 
-def test_03_runs_a_tiny_experiment_when_there_are_no_results(
+def test_04_runs_a_tiny_experiment_when_there_are_no_results(
     run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
 ) -> None:
     fallback = tmp_path / "fallback"
     nb = run_notebook(
-        "03_metrics_and_dashboard.ipynb",
+        "04_metrics_and_dashboard.ipynb",
         cwd=tmp_path,
-        env={
-            "COSTEER_LAB_NB_OUT_DIR": str(tmp_path / "no-such-run"),
-            "COSTEER_LAB_NB_FALLBACK_DIR": str(fallback),
-            "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT),
-        },
+        env=notebook_params(OUT_DIR=tmp_path / "no-such-run", FALLBACK_DIR=fallback),
     )
     assert_no_errors(nb)
     assert f"running a tiny experiment into {fallback}" in stdout_text(nb)
@@ -210,7 +230,7 @@ def test_05_pattern_memory_dashboard(
     nb = run_notebook(
         "05_pattern_memory.ipynb",
         cwd=tmp_path,
-        env={"COSTEER_LAB_NB_MEMORY_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+        env=notebook_params(MEMORY_DIR=out),
     )
     assert_no_errors(nb)
     results = load_results(out)
@@ -236,7 +256,7 @@ def test_07_task_context_shows_a_run_as_evidence(
     nb = run_notebook(
         "07_task_context.ipynb",
         cwd=tmp_path,
-        env={"COSTEER_LAB_NB_CONTEXT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+        env=notebook_params(CONTEXT_DIR=out),
     )
     assert_no_errors(nb)
     text = stdout_text(nb)
@@ -264,19 +284,6 @@ def test_07_task_context_shows_a_run_as_evidence(
     assert list(tmp_path.iterdir()) == [out]  # nothing written into the kernel's directory
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS_WITH_OUTPUTS)
-def test_notebook_is_saved_with_outputs(name: str) -> None:
-    nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
-    nbformat.validate(nb)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(c.execution_count is not None for c in code)
-    assert_no_errors(nb)
-    assert mime_count(nb, "image/png") >= 1
-    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1 and code.index(tagged[0]) == 0
-    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
-
-
 def test_06_document_kb(
     run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
 ) -> None:
@@ -284,7 +291,7 @@ def test_06_document_kb(
     nb = run_notebook(
         "06_document_kb.ipynb",
         cwd=tmp_path,
-        env={"COSTEER_LAB_NB_DOCS_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+        env=notebook_params(DOCS_DIR=out),
     )
     assert_no_errors(nb)
     text = stdout_text(nb)
@@ -311,7 +318,7 @@ def test_01_quickstart_builds_queries_evaluates_and_explores(
     nb = run_notebook(
         "01_quickstart.ipynb",
         cwd=tmp_path,
-        env={"COSTEER_LAB_NB_OUT_DIR": str(out), "COSTEER_LAB_REPO_ROOT": str(REPO_ROOT)},
+        env=notebook_params(OUT_DIR=out),
     )
     assert_no_errors(nb)
     text = stdout_text(nb)

@@ -270,10 +270,11 @@ def test_zero_query_and_bad_queries(postgres_url: str) -> None:
 
 
 def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> None:
-    """A collection version read in a transaction holds until it commits (the write lock)."""
+    """A collection version read after lock_for_update holds until the transaction commits."""
     with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
         one.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
         with one.transaction():
+            one.lock_for_update()
             before = one.collection_version("c")
             # the other store's write waits for this transaction: it cannot slip in between
             child = subprocess.Popen(
@@ -292,6 +293,23 @@ def test_two_stores_interleave_without_losing_versions(postgres_url: str) -> Non
         assert out.strip() == str(before + 2)
         assert two.collection_version("c") == before + 2
         assert sorted(two.load_vectors("c")[0]) == ["a", "b", "z"]
+
+
+def test_reading_a_version_in_a_transaction_takes_no_lock(postgres_url: str) -> None:
+    """A getter stays a read: another store writes while this transaction is open."""
+    with PostgresStore(postgres_url) as one:
+        one.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
+        with one.transaction():
+            before = one.collection_version("c")
+            child = subprocess.run(
+                [sys.executable, "-c", _WRITE_ONE, postgres_url],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=True,
+            )
+            assert child.stdout.split() == ["open", str(before + 1)]  # it committed meanwhile
+        assert one.collection_version("c") == before + 1
 
 
 _WRITE_ONE = """

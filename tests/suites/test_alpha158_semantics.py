@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate import InProcessRunner
+from costeer_lab.records import Workspace
 from costeer_lab.suites import Suite
 
 

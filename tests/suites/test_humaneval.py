@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate import EvaluatorSettings, PythonFunctionEvaluator
 from costeer_lab.evaluate._pyfunc_feedback import SMALL_DOMAIN_TEXT
+from costeer_lab.records import Workspace
 from costeer_lab.suites import Suite, load_suite
 from costeer_lab.suites._humaneval import humaneval_data_path
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.coders._contracts import contract_for, task_family
 from costeer_lab.coders._generic import generic_attempt
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import FactorEvaluator
 from costeer_lab.experiment import load_spec
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites import alpha158_suite, load_suite, make_panel
 from costeer_lab.suites._rdagent import is_rdagent_document
 from costeer_lab.suites._rdagent_data import DAILY_PV_COLUMNS, daily_pv_frame, ensure_daily_pv

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.errors import InvalidInputError, NotFoundError, UnknownNameError
 from costeer_lab.evaluate import PythonFunctionEvaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites import Suite, list_suites, load_suite, register_suite
 
 

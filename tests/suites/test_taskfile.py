@@ -11,9 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import EvaluatorSettings
+from costeer_lab.records import Workspace
 from costeer_lab.suites import load_suite, make_panel
 from costeer_lab.suites._taskfile import parse_task_document
 
