@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 
-from costeer_lab._records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.evaluate import MultiEvaluator
 from costeer_lab.evolve import (
     KnowledgeBaseLike,
@@ -29,6 +28,7 @@ from costeer_lab.knowledge import (
     open_kb,
 )
 from costeer_lab.memory import LoopMemory, MemoryStrategy, memory_arm
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import get_store
 from costeer_lab.suites import Suite, SuiteLike, load_suite
 

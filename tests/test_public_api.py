@@ -72,14 +72,14 @@ def test_top_level_is_the_curated_workflow() -> None:
     assert costeer_lab.EvoAgent.__module__ == "costeer_lab.evolve._agent"
 
 
-def test_records_are_defined_in_their_public_module() -> None:
-    """One import path: ``costeer_lab.records`` defines them; ``_records`` is only an alias."""
-    import costeer_lab._records as alias
+def test_records_have_one_import_path() -> None:
+    """``costeer_lab.records`` defines them; no second module offers the same classes."""
+    import importlib.util
+
     import costeer_lab.records as public
 
     assert all(getattr(public, n).__module__ == "costeer_lab.records" for n in public.__all__)
-    assert alias.__all__ == public.__all__
-    assert all(getattr(alias, n) is getattr(public, n) for n in public.__all__)
+    assert importlib.util.find_spec("costeer_lab._records") is None
 
 
 def test_production_code_does_not_import_the_test_fakes() -> None:

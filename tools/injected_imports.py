@@ -57,6 +57,7 @@ ROWS: tuple[Row, ...] = (
     _row("embed/_hashing.py", "costeer_lab.index", VECTORS, CYCLES),
     _row("sandbox/_proc.py", "costeer_lab.index", FORBIDDEN, VECTORS),
     _row("sandbox/_fs.py", "costeer_lab.embed", FORBIDDEN, VECTORS),
+    _row("sandbox/_sandbox.py", "costeer_lab.records", FORBIDDEN),
     _row("index/_ops.py", "costeer_lab.sandbox", VECTORS),
     _row("embed/_cache.py", "costeer_lab.sandbox", VECTORS),
     _row("memory/_pattern.py", "costeer_lab.docs", MEMORIES),

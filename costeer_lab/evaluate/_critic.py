@@ -15,8 +15,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = ["LLMCodeCritic"]

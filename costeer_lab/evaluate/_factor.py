@@ -50,12 +50,12 @@ from typing import Any, Literal
 import pandas as pd
 
 from costeer_lab._fingerprint import cap_fingerprints, error_fingerprint, extract_errors
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._budget import clip
 from costeer_lab.evaluate._factor_checks import FormatReport, compare_to_truth, read_factor
 from costeer_lab.evaluate._factor_hdf import decode_output, is_hdf
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = [

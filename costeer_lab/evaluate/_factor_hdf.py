@@ -12,8 +12,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate._protocol import Runner
+from costeer_lab.records import Workspace
 
 __all__ = ["DECODER", "HDF_SUFFIXES", "decode_output", "is_hdf"]
 

@@ -23,10 +23,10 @@ from concurrent.futures import (
 )
 from typing import Any, Literal
 
-from costeer_lab._records import MultiFeedback, SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._factor import infrastructure_failure, not_evaluated
 from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.records import MultiFeedback, SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings
 
 __all__ = ["MultiEvaluator", "evaluator_from_spec"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.sandbox._fs import mask_run_dirs
 
 __all__ = ["Evaluator", "InProcessOutcome", "InProcessRunner", "RunOutcome", "Runner"]

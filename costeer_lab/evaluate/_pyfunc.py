@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from costeer_lab._fingerprint import extract_errors
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import ConfigurationError, InvalidInputError
 from costeer_lab.evaluate._factor import (
     RunnerName,
@@ -52,6 +51,7 @@ from costeer_lab.evaluate._pyfunc_feedback import Detail, Verdict, explain, fing
 from costeer_lab.evaluate._pyfunc_proxy import Call
 from costeer_lab.evaluate._pyfunc_replay import HiddenTests, PassResult
 from costeer_lab.evaluate._pyfunc_runner import ANSWERS_FILE
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings, get_settings
 
 __all__ = ["PythonFunctionEvaluator"]

@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate import _plaindata, _pyfunc_runner
 from costeer_lab.evaluate._budget import MAX_ANSWER_BYTES, MAX_ANSWER_ITEMS, TRUSTED_CPU_S
 from costeer_lab.evaluate._pyfunc_runner import (
@@ -32,6 +31,7 @@ from costeer_lab.evaluate._pyfunc_runner import (
     CODEC_FILE,
     RUNNER_FILE,
 )
+from costeer_lab.records import Workspace
 
 __all__ = ["MAX_ANSWER_BYTES", "Answer", "RunReport", "call_workspace", "read_answers"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from costeer_lab._records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
+from costeer_lab.records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
 
 __all__ = ["KnowledgeBaseLike", "RAGLike", "SeedableKnowledgeBase", "StepEvaluator"]
 

@@ -28,13 +28,14 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
-from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError
 
 __all__ = [
     "OUTPUT_BUDGET_BYTES",
     "WORKDIR_MARK",
+    "RunFiles",
     "WorkspaceWriteError",
     "collect_outputs",
     "mask_run_dirs",
@@ -112,8 +113,35 @@ def _copy_read_only(src: Path, dst: Path) -> list[str]:
     return [str(p) for p in copied + dirs]
 
 
+class RunFiles(Protocol):
+    """The code a run executes: source files by relative path and the one run as ``__main__``.
+
+    A :class:`costeer_lab.records.Workspace` is one; the sandbox needs nothing else of it (it
+    knows nothing of tasks or verdicts, and writes the files itself, refusing paths that leave
+    the work directory).
+    """
+
+    @property
+    def files(self) -> Mapping[str, str]: ...
+
+    @property
+    def main_file(self) -> str: ...
+
+
+def _write_files(files: Mapping[str, str], work: Path) -> None:
+    """Write ``files`` under the fresh directory ``work``; ``ValueError`` for a path that is
+    absolute or leaves it."""
+    for rel, text in files.items():
+        pure = PurePosixPath(rel)
+        if not rel or pure.is_absolute() or ".." in pure.parts or str(pure) == ".":
+            raise ValueError(f"workspace path {rel!r} escapes the workspace directory")
+        target = work / pure
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
 def prepare_run_dir(
-    workspace: Workspace, inputs: Mapping[str, str | os.PathLike[str]], tmp_root: str | None
+    workspace: RunFiles, inputs: Mapping[str, str | os.PathLike[str]], tmp_root: str | None
 ) -> tuple[Path, Path, list[str]]:
     """Create the run directory; return ``(run_dir, work_dir, read_only_relpaths)``.
 
@@ -134,7 +162,7 @@ def prepare_run_dir(
         work = run_dir / "work"
         work.mkdir()
         try:
-            workspace.write_to(work)
+            _write_files(workspace.files, work)
         except (ValueError, OSError) as exc:  # the candidate's files, not the caller's mistake
             raise WorkspaceWriteError(f"cannot write the workspace files: {exc}") from exc
         read_only: list[str] = []

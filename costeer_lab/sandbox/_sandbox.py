@@ -33,11 +33,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from costeer_lab._records import Workspace
 from costeer_lab.errors import InvalidInputError, IsolationError, SandboxError
 from costeer_lab.sandbox._allowlist import resolve
 from costeer_lab.sandbox._fs import (
     OUTPUT_BUDGET_BYTES,
+    RunFiles,
     WorkspaceWriteError,
     collect_outputs,
     mask_run_dirs,
@@ -69,7 +69,8 @@ def _signal_name(sig: int) -> str:
 
 
 class Sandbox:
-    """Run a :class:`~costeer_lab.Workspace` as ``__main__`` in an isolated child process.
+    """Run a workspace (a :class:`RunFiles`, such as a :class:`~costeer_lab.Workspace`) in an
+    isolated child process, its main file as ``__main__``.
 
     ``packages`` are the import names of the libraries a run may import besides the standard
     library (default: the ``packages`` setting, numpy, pandas and pyarrow); everything they
@@ -88,6 +89,7 @@ class Sandbox:
     is restarted on the next run; only the runs it was executing report the failure.
 
     Example:
+        >>> from costeer_lab.records import Workspace
         >>> with Sandbox(Limits(wall_time_s=10)) as sb:
         ...     r = sb.run(Workspace({"main.py": "open('o.txt','w').write('hi'); print(1)"}),
         ...                collect=["o.txt"])
@@ -192,7 +194,7 @@ class Sandbox:
     # -- running -----------------------------------------------------------------------------
     def run(
         self,
-        workspace: Workspace,
+        workspace: RunFiles,
         *,
         inputs: Mapping[str, str | os.PathLike[str]] | None = None,
         collect: Sequence[str] = (),

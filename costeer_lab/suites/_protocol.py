@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate._protocol import Evaluator
+from costeer_lab.records import Task, Workspace
 
 __all__ = ["SuiteLike"]
 

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.testing._redteam_base import A158, PLACEHOLDERS, ROUTES, Attack, expand_includes
 from costeer_lab.testing._redteam_harm import HOST_HARM, RESOURCE_ESCAPES
 from costeer_lab.testing._redteam_host import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate import Evaluator, LLMCodeCritic, MultiEvaluator, PythonFunctionEvaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.testing import FakeOpenAIServer
 from costeer_lab.testing.fixtures import fake_openai  # noqa: F401  (fixture)
 

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, FactorEvaluator, InProcessRunner
 from costeer_lab.evaluate._factor_checks import compare_to_truth, read_factor
 from costeer_lab.evaluate._protocol import InProcessOutcome
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites import Suite, load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "rdagent_factor_example.json"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate import EvaluatorSettings, FactorEvaluator
+from costeer_lab.records import Workspace
 from costeer_lab.suites import Suite, alpha158_suite
 
 

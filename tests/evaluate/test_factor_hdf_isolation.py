@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import Workspace
 from costeer_lab.evaluate import FactorEvaluator
+from costeer_lab.records import Workspace
 from costeer_lab.suites import load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "rdagent_factor_example.json"

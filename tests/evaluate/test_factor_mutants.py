@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import SingleFeedback, Workspace
 from costeer_lab.evaluate import FactorEvaluator
+from costeer_lab.records import SingleFeedback, Workspace
 from costeer_lab.suites import Suite, load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "rdagent_factor_example.json"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import SingleFeedback, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, FactorEvaluator
+from costeer_lab.records import SingleFeedback, Workspace
 from costeer_lab.suites import Suite, alpha158_suite
 
 SAVE = '    factor.to_frame(NAME).to_parquet("result.parquet")'

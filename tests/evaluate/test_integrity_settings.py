@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate import PythonFunctionEvaluator
+from costeer_lab.records import Task, Workspace
 from costeer_lab.sandbox import Sandbox
 from costeer_lab.settings import get_settings
 

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costeer_lab._records import Task, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, FactorEvaluator, PythonFunctionEvaluator
 from costeer_lab.evaluate._factor_compare import band, compare_to_truth, date_ics
+from costeer_lab.records import Task, Workspace
 from costeer_lab.suites import Suite, alpha158_suite
 
 S = EvaluatorSettings()

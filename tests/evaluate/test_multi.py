@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate import (
     Evaluator,
@@ -16,6 +15,7 @@ from costeer_lab.evaluate import (
     PythonFunctionEvaluator,
     evaluator_from_spec,
 )
+from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.suites import alpha158_suite
 
 INC = Task("d/inc", "inc", "Add one.", extra={"entry_point": "inc"})

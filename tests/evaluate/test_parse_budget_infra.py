@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.errors import GroundTruthError
 from costeer_lab.evaluate import (
     EvaluatorSettings,
@@ -29,6 +28,7 @@ from costeer_lab.evaluate import (
 )
 from costeer_lab.evaluate import _factor as factor_module
 from costeer_lab.evaluate import _pyfunc as pyfunc_module
+from costeer_lab.records import SingleFeedback, Task, Workspace
 
 NOT_EVALUATED = "Not evaluated: the evaluation infrastructure failed"
 SECRET = "0.8123456789"  # stands for a ground-truth value inside an exception message

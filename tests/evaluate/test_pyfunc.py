@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, InProcessRunner, PythonFunctionEvaluator
 from costeer_lab.evaluate._protocol import InProcessOutcome
 from costeer_lab.evaluate._pyfunc_answers import read_answers
 from costeer_lab.evaluate._pyfunc_proxy import Call
 from costeer_lab.evaluate._pyfunc_replay import HiddenTests
+from costeer_lab.records import SingleFeedback, Task, Workspace
 
 TASK = Task("t/f", "f", "A function.", extra={"entry_point": "f"})
 EXPECTED = 987654321  # the distinctive expected value of a hidden assertion

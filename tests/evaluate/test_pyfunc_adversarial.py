@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from costeer_lab._records import SingleFeedback, Task, Workspace
 from costeer_lab.evaluate import EvaluatorSettings, PythonFunctionEvaluator
+from costeer_lab.records import SingleFeedback, Task, Workspace
 
 CANARY = "-".join(["zq", "hidden", "tests", "77"])
 FIRST = 987654318  # the expected values are FIRST + 3 and FIRST + 4
