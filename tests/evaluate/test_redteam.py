@@ -44,27 +44,6 @@ from costeer_lab.testing._redteam_host import clean_up, left_run_dirs, leftovers
 
 BY_NAME = {a.name: a for a in ATTACKS}
 
-#: Second-round attacks (issue 22) that leak as root on this branch, before the fixes land.
-KNOWN_LEAKS = {
-    "factor_last_date_only",
-    "factor_ic_oracle_adaptive",
-    "parquet_dictionary_bomb",
-    "answers_hash_collision",
-    "sparse_output_under_cap",
-    "deep_directory_chain",
-    "factor_tz_dst_gap",
-    "run_wide_memory",
-    "shared_disk_fill",
-    "gt_error_cached",
-    "memory_error_misreport",
-    "error_fingerprint_flood",
-    "keyring_across_runs",
-    "abstract_socket_between_runs",
-    "parquet_tz_path_probe",
-    "boolean_answer_oracle",
-}
-
-
 @pytest.fixture(scope="module")
 def team() -> Iterator[RedTeam]:
     """One harness session (bait, suites, one evaluator per suite) for the whole module."""
@@ -74,10 +53,6 @@ def team() -> Iterator[RedTeam]:
 
 def _param(attack: Attack) -> object:
     marks: list[pytest.MarkDecorator] = [pytest.mark.slow] if attack.slow else []
-    if attack.name in KNOWN_LEAKS:
-        marks.append(
-            pytest.mark.xfail(reason="issue 22: fixed in parallel branches", strict=False)
-        )
     return pytest.param(attack, id=attack.name, marks=marks)
 
 
