@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -28,8 +27,16 @@ IS_ROOT = os.geteuid() == 0
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(Limits(wall_time_s=30, cpu_time_s=30, memory_mb=2048)) as sb:
+def base_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This module's own folder for run directories: other processes' sandboxes (a parallel
+    test run, another user's experiment) never appear in it."""
+    return tmp_path_factory.mktemp("sandbox-base")
+
+
+@pytest.fixture(scope="module")
+def sandbox(base_dir: Path) -> Iterator[Sandbox]:
+    settings = SandboxSettings(tmp_dir=str(base_dir))
+    with Sandbox(Limits(wall_time_s=30, cpu_time_s=30, memory_mb=2048), settings=settings) as sb:
         yield sb
 
 
@@ -143,14 +150,12 @@ def test_hash_seed_is_deterministic(sandbox: Sandbox) -> None:
     assert first and sandbox.run(ws("print(hash('costeer'))")).stdout == first
 
 
-def test_run_directories_are_removed(sandbox: Sandbox, tmp_path: Path) -> None:
-    def run_dirs() -> set[str]:
-        return {p.name for p in Path(tempfile.gettempdir()).glob("costeer-sbx-*")}
-
-    before = run_dirs()
+def test_run_directories_are_removed(sandbox: Sandbox, base_dir: Path) -> None:
+    sandbox.start()  # the worker keeps its view's mount point here for its whole life
+    before = set(base_dir.iterdir())
     result = sandbox.run(ws("open('left.txt', 'w').write('x'); print('ok')"))
     assert result.ok and result.stdout == "ok\n"
-    assert run_dirs() == before
+    assert set(base_dir.iterdir()) == before
 
 
 def test_many_concurrent_runs_from_threads(sandbox: Sandbox) -> None:
