@@ -51,12 +51,13 @@ def test_server_is_sized_as_asked(postgres_server: PostgresTestServer) -> None:
 
 
 def test_a_bad_size_names_the_setting_and_leaves_nothing_behind(
-    postgres_server: PostgresTestServer,
+    postgres_server: PostgresTestServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = set(os.listdir(tempfile.gettempdir()))
+    # the server's data directory goes to this test's own temp folder, where no other
+    # process's servers appear
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     running = _postgres_pids()
     with pytest.raises(PostgresUnavailable, match="shared_buffers"):
         PostgresTestServer(shared_buffers="lots")
-    new = set(os.listdir(tempfile.gettempdir())) - before
-    assert [name for name in new if name.startswith("cl-pg-")] == [], "a data directory is left"
+    assert list(tmp_path.iterdir()) == [], "a data directory is left"
     assert _postgres_pids() <= running, "the server that failed to start is still running"
