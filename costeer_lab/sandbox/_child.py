@@ -43,7 +43,7 @@ from costeer_lab.sandbox._ns import (
     setns,
     unshare,
 )
-from costeer_lab.sandbox._seccomp import SeccompUnavailable, deny_keyrings
+from costeer_lab.sandbox._seccomp import SeccompUnavailable, deny_keyrings, deny_new_processes
 from costeer_lab.sandbox._verify import IsolationCheckFailed, netns_id, shortfalls, verify
 from costeer_lab.sandbox._view import WORK_DIR, enter
 from costeer_lab.sandbox._warm import idle_warm_up
@@ -202,6 +202,8 @@ def _lock_and_verify(
     problem = ""
     try:
         deny_keyrings()
+        if limits.get("single_process"):
+            deny_new_processes()
     except SeccompUnavailable as exc:
         problem = f" ({exc})"
     facts = verify(network=bool(limits["network"]), outside_netns=outside, view=view)

@@ -131,6 +131,7 @@ class Sandbox:
             "tmp_dir": self.settings.tmp_dir or tempfile.gettempdir(),
             "sleep_path": shutil.which("sleep"),
             "use_cgroups": self.settings.use_cgroups,
+            "single_process_without_cgroup": self.settings.single_process_without_cgroup,
         }
 
     def _get_worker(self) -> WorkerProcess:

@@ -27,14 +27,21 @@ import os
 import struct
 from dataclasses import dataclass
 
-__all__ = ["SeccompUnavailable", "deny_keyrings", "filter_program", "keyrings_blocked"]
+__all__ = [
+    "SeccompUnavailable",
+    "deny_keyrings",
+    "deny_new_processes",
+    "filter_program",
+    "keyrings_blocked",
+    "process_filter_program",
+]
 
 # BPF instruction fields (linux/bpf_common.h)
 _BPF_LD, _BPF_W, _BPF_ABS = 0x00, 0x00, 0x20
-_BPF_JMP, _BPF_JEQ, _BPF_JGE, _BPF_K = 0x05, 0x10, 0x30, 0x00
+_BPF_JMP, _BPF_JEQ, _BPF_JGE, _BPF_JSET, _BPF_K = 0x05, 0x10, 0x30, 0x40, 0x00
 _BPF_RET = 0x06
 # offsets in struct seccomp_data (linux/seccomp.h)
-_NR_OFFSET, _ARCH_OFFSET = 0, 4
+_NR_OFFSET, _ARCH_OFFSET, _ARG0_OFFSET = 0, 4, 16  # args[0]: its low word (little-endian)
 # seccomp return values and modes (linux/seccomp.h)
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
@@ -51,13 +58,16 @@ class _Arch:
     denied: tuple[int, ...]  # add_key, request_key, keyctl
     seccomp_nr: int  # the seccomp(2) call itself
     has_x32: bool
+    new_process: tuple[int, ...] = ()  # fork, vfork: always a new process
+    clone: int = -1  # clone: a new process unless CLONE_THREAD is set
+    clone3: int = 435  # its flags lie in memory a filter cannot read
 
 
 #: Native ABIs the filter knows, by ``os.uname().machine`` (numbers from asm/unistd_64.h and
 #: asm-generic/unistd.h).
 _ARCHES = {
-    "x86_64": _Arch(0xC000003E, (248, 249, 250), 317, has_x32=True),
-    "aarch64": _Arch(0xC00000B7, (217, 218, 219), 277, has_x32=False),
+    "x86_64": _Arch(0xC000003E, (248, 249, 250), 317, True, new_process=(57, 58), clone=56),
+    "aarch64": _Arch(0xC00000B7, (217, 218, 219), 277, False, clone=220),
 }
 
 
@@ -98,6 +108,49 @@ def filter_program(machine: str) -> bytes:
     return b"".join(program)
 
 
+#: ``CLONE_THREAD`` (linux/sched.h): the new task shares this process (a thread).
+_CLONE_THREAD = 0x00010000
+
+
+def process_filter_program(machine: str) -> bytes:
+    """The BPF program that keeps a run to one process: ``fork``, ``vfork`` and ``clone``
+    without ``CLONE_THREAD`` fail with ``EAGAIN`` (what a full process table gives: Python
+    raises ``BlockingIOError``); ``clone3``, whose flags a filter cannot read, fails with
+    ``ENOSYS``, on which the C library starts threads with ``clone`` instead. Threads, ``exec``
+    and every other call are allowed (other ABIs are the keyring filter's to refuse)."""
+    arch = _ARCHES.get(machine)
+    if arch is None:
+        raise SeccompUnavailable(
+            errno.ENOSYS, f"no seccomp filter for the {machine!r} architecture"
+        )
+    allow, again, nosys = "allow", "again", "nosys"
+    code: list[tuple[int, int, str | None, str | None]] = [  # (op, k, jump if true, if false)
+        (_BPF_LD | _BPF_W | _BPF_ABS, _ARCH_OFFSET, None, None),
+        (_BPF_JMP | _BPF_JEQ | _BPF_K, arch.audit_arch, None, allow),
+        (_BPF_LD | _BPF_W | _BPF_ABS, _NR_OFFSET, None, None),
+        *[(_BPF_JMP | _BPF_JEQ | _BPF_K, nr, again, None) for nr in arch.new_process],
+        (_BPF_JMP | _BPF_JEQ | _BPF_K, arch.clone3, nosys, None),
+        (_BPF_JMP | _BPF_JEQ | _BPF_K, arch.clone, None, allow),
+        (_BPF_LD | _BPF_W | _BPF_ABS, _ARG0_OFFSET, None, None),
+        (_BPF_JMP | _BPF_JSET | _BPF_K, _CLONE_THREAD, allow, again),
+    ]
+    labels = {allow: len(code), again: len(code) + 1, nosys: len(code) + 2}
+    program = []
+    for at, (op, k, true, false) in enumerate(code):
+        if op & 0x07 == _BPF_JMP:
+            jt = labels[true] - at - 1 if true else 0
+            jf = labels[false] - at - 1 if false else 0
+            program.append(_jump(op, k, jt, jf))
+        else:
+            program.append(_stmt(op, k))
+    program += [
+        _stmt(_BPF_RET | _BPF_K, _RET_ALLOW),
+        _stmt(_BPF_RET | _BPF_K, _RET_ERRNO | errno.EAGAIN),
+        _stmt(_BPF_RET | _BPF_K, _RET_ERRNO | errno.ENOSYS),
+    ]
+    return b"".join(program)
+
+
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
@@ -116,11 +169,21 @@ def _libc() -> ctypes.CDLL:
 
 
 def deny_keyrings() -> None:
-    """Install the filter on every thread of the calling process (``SECCOMP_FILTER_FLAG_TSYNC``:
-    threads a library started earlier are covered too). Needs ``PR_SET_NO_NEW_PRIVS`` (or
-    ``CAP_SYS_ADMIN``). Raises :class:`SeccompUnavailable`."""
+    """Install the keyring filter on every thread of the calling process
+    (``SECCOMP_FILTER_FLAG_TSYNC``: threads a library started earlier are covered too). Needs
+    ``PR_SET_NO_NEW_PRIVS`` (or ``CAP_SYS_ADMIN``). Raises :class:`SeccompUnavailable`."""
+    _install(filter_program(os.uname().machine))
+
+
+def deny_new_processes() -> None:
+    """Install :func:`process_filter_program` (as :func:`deny_keyrings` does): the run stays
+    one process, so its per-process limits (``RLIMIT_AS``) bound it as a whole. The sandbox's
+    fallback where no cgroup bounds a run. Raises :class:`SeccompUnavailable`."""
+    _install(process_filter_program(os.uname().machine))
+
+
+def _install(program: bytes) -> None:
     machine = os.uname().machine
-    program = filter_program(machine)
     buffer = ctypes.create_string_buffer(program, len(program))
     prog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
     libc = _libc()

@@ -287,6 +287,10 @@ class _Worker:
         self.spare = None
         cgroup = self._enter_cgroup(spare.pid, limits, notes)
         limits["budget"] = cgroup.mode if cgroup is not None else "rlimit"  # for the child
+        # without a cgroup, one process: its rlimits then bound the whole run (_seccomp.py)
+        limits["single_process"] = cgroup is None and bool(
+            self.config.get("single_process_without_cgroup", True)
+        )
         try:
             data = json.dumps(req).encode()
             while data:

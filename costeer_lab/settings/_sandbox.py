@@ -59,3 +59,8 @@ class SandboxSettings(BaseModel):
     #: worker can create one (root, or a delegated subtree; cgroup v2 or v1). Off, or where
     #: none is usable, runs get per-process rlimits only (``SandboxResult.budget == "rlimit"``).
     use_cgroups: bool = True
+    #: Where no cgroup bounds a run (``budget == "rlimit"``: most rootless machines), keep the
+    #: run to one process (threads allowed; ``fork``/``spawn`` fail with ``EAGAIN``, a seccomp
+    #: filter), so that its per-process ``memory_mb`` bounds the run as a whole. Off: a run may
+    #: start up to ``max_processes`` processes, each with ``memory_mb`` of its own.
+    single_process_without_cgroup: bool = True

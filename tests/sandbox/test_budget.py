@@ -372,7 +372,9 @@ def test_an_unprivileged_user_gets_a_work_area_and_a_clean_run_dir(tmp_path: Pat
 def test_without_cgroups_rlimits_bound_each_process_and_claims_stay_honest(
     tmp_dir: Path,
 ) -> None:
-    settings = SandboxSettings(tmp_dir=str(tmp_dir), use_cgroups=False)
+    settings = SandboxSettings(
+        tmp_dir=str(tmp_dir), use_cgroups=False, single_process_without_cgroup=False
+    )
     limits = Limits(wall_time_s=20, cpu_time_s=20, memory_mb=1024, max_processes=8)
     with Sandbox(limits, settings=settings) as sb:
         big = sb.run(ws("x = b'x' * (2 * 1024**3)"))
@@ -388,3 +390,33 @@ def test_without_cgroups_rlimits_bound_each_process_and_claims_stay_honest(
     assert bomb.budget == "rlimit" and bomb.timed_out
     assert bomb.process_limit_hit  # the run's uid held the whole limit: kernel data
     assert run_dirs(tmp_dir) == []
+
+
+SINGLE_PROCESS = """
+import os, subprocess, threading
+out = []
+t = threading.Thread(target=out.append, args=("thread",))
+t.start()
+t.join()
+for name, start in (("fork", os.fork), ("spawn", lambda: subprocess.run(["/bin/true"]))):
+    try:
+        pid = start()
+        if pid == 0:
+            os._exit(0)
+        out.append(name)
+    except BlockingIOError:
+        out.append(name + " refused")
+print(out)
+"""
+
+
+def test_without_cgroups_a_run_is_one_process_so_its_limits_bound_it(tmp_dir: Path) -> None:
+    """The fallback where no cgroup bounds a run (most rootless machines): the run may start
+    threads but no process, so ``memory_mb`` of its one process bounds the whole run — three
+    processes cannot each hold most of it at once (finding 5 of issue 22)."""
+    settings = SandboxSettings(tmp_dir=str(tmp_dir), use_cgroups=False)
+    with Sandbox(Limits(wall_time_s=30, cpu_time_s=30), settings=settings) as sb:
+        result = sb.run(ws(SINGLE_PROCESS))
+    assert result.ok, result.describe()
+    assert result.budget == "rlimit"
+    assert result.stdout == "['thread', 'fork refused', 'spawn refused']\n"
