@@ -44,6 +44,7 @@ from costeer_lab.testing._redteam_host import clean_up, left_run_dirs, leftovers
 
 BY_NAME = {a.name: a for a in ATTACKS}
 
+
 @pytest.fixture(scope="module")
 def team() -> Iterator[RedTeam]:
     """One harness session (bait, suites, one evaluator per suite) for the whole module."""
