@@ -17,11 +17,10 @@ The budget per candidate output is:
   are in :mod:`~costeer_lab.evaluate._plaindata`, which must stay a standalone file).
 * **Feedback**: at most :data:`MAX_SECTION_CHARS` characters per feedback section and
   :data:`MAX_FINGERPRINTS` error fingerprints per attempt, so that the whole feedback stays
-  under :data:`MAX_FEEDBACK_CHARS` (the red team's bound,
-  :data:`costeer_lab.testing.MAX_FEEDBACK_CHARS`).
+  under :data:`MAX_FEEDBACK_CHARS` (the red team's bound too).
 
-The red-team harness (:mod:`costeer_lab.testing`) measures whole evaluations against looser
-bounds (2 s of CPU, 512 MiB): this budget is what one output's decoding may take of it.
+The red-team harness (:mod:`costeer_lab.testing`) holds whole evaluations to this same budget
+(CPU and peak resident memory of the trusted process, per attack, as root and rootless).
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from costeer_lab.evaluate import _budget
 from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.testing._redteam_base import A158, PLACEHOLDERS, ROUTES, Attack, expand_includes
 from costeer_lab.testing._redteam_harm import HOST_HARM, RESOURCE_ESCAPES
@@ -101,14 +102,14 @@ ATTACKS: tuple[Attack, ...] = (
 )
 
 #: Largest feedback (all sections) a run may produce, in characters.
-MAX_FEEDBACK_CHARS = 100_000
+MAX_FEEDBACK_CHARS = _budget.MAX_FEEDBACK_CHARS
 #: Most error fingerprints one feedback may carry (each one becomes failure memory).
-MAX_FINGERPRINTS = 64
+MAX_FINGERPRINTS = _budget.MAX_FINGERPRINTS
 #: CPU seconds and peak resident-memory growth (MiB) the trusted process may spend on one
-#: candidate (checked when the evaluator runs in this process; a normal evaluation needs a few
-#: ms and MiB).
-TRUSTED_CPU_S = 2.0
-TRUSTED_RSS_MB = 512.0
+#: candidate: the evaluators' stated budget (:mod:`costeer_lab.evaluate._budget`), checked on
+#: the whole evaluation when it runs in this process (a normal one needs a few ms and MiB).
+TRUSTED_CPU_S = float(_budget.TRUSTED_CPU_S)
+TRUSTED_RSS_MB = float(_budget.TRUSTED_RSS_MB)
 #: Lines of a reference that are too generic to prove a leak when they show up.
 _GENERIC_LINES = {'if __name__ == "__main__":', "if __name__ == '__main__':"}
 
