@@ -204,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, help="rewrite the table between the markers here")
     parser.add_argument("--sample", type=int, metavar="K", help="run ~1 in K mutants only")
     parser.add_argument("--seed", default="costeer", help="seed of the sample")
+    parser.add_argument(
+        "--took",
+        action="append",
+        default=[],
+        metavar="MODULE=SECONDS",
+        help="run time of a module run separately (for --doc without --run)",
+    )
     args = parser.parse_args(argv)
     modules: list[str] = args.modules
     if args.sample:
@@ -224,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{(time.monotonic() - start) / 60:.1f} min): not the full score of `make mutation`"
         )
     else:
-        seconds: dict[str, float] = {}
+        seconds = {m: float(t) for m, _, t in (x.partition("=") for x in args.took)}
         if args.run:
             for module in modules:
                 seconds[module] = run_mutmut([f"{module}.*"])
