@@ -357,3 +357,8 @@ def test_failure_is_a_failed_result_with_nothing_captured() -> None:
     )
     assert not r.ok
     assert (r.isolation, r.budget, r.missing_outputs) == ("", "", ())
+
+
+def test_missing_output_names_may_contain_spaces() -> None:
+    r = run(answer(), problems=["my out.txt (missing)", "a b/c.csv (refused: too big)"])
+    assert r.missing_outputs == ("my out.txt", "a b/c.csv")
