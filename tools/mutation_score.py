@@ -174,6 +174,8 @@ def table(scores: dict[str, Score], seconds: dict[str, float], when: dt.date) ->
         label = f"`{module}` ({what})" if what else f"`{module}`"
         took = f"{seconds[module] / 60:.1f} min" if module in seconds else "—"
         score = f"{s.score:.1f} %" if s.total else "not run"
+        if s.total and s.counts["not checked"]:
+            score += f" (partial: {s.counts['not checked']:,} not run)"
         lines.append(
             f"| {label} | {s.total:,} | {s.detected:,} | {s.undetected:,} | {score} | {took} |"
         )
