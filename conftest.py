@@ -14,12 +14,19 @@ Fixtures:
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from costeer_lab.settings import Settings, get_settings
 from costeer_lab.testing.fixtures import postgres_server, postgres_url  # noqa: F401  (fixtures)
+
+if "MUTANT_UNDER_TEST" in os.environ:
+    # Under mutmut (`make mutation`) every call of a mutated function goes through a trampoline
+    # of a few frames: the tests that nest values MAX_DEPTH (200) deep need a deeper stack.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
 
 
 @pytest.fixture(autouse=True)

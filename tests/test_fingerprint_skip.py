@@ -46,7 +46,12 @@ def test_structural_syntax_errors_and_mistakes_of_the_code_are_kept(tmp_path: Pa
 
 
 def test_an_interrupted_run_is_skipped() -> None:
-    code = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    # the child raises KeyboardInterrupt on SIGINT even when its parent ignores SIGINT (as
+    # mutmut's runner does: an ignored signal stays ignored in the child)
+    code = (
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "print('ready', flush=True)\ntime.sleep(60)\n"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

@@ -1,6 +1,17 @@
 """Mutation score per module, from the results mutmut left in ``mutants/`` (``make mutation``).
 
-Usage: ``python tools/mutation_score.py costeer_lab._fingerprint costeer_lab.store._codec ...``
+Usage:
+    ``python tools/mutation_score.py MODULE...``: print the score of each module from the last
+    results (e.g. ``costeer_lab._fingerprint costeer_lab.store._codec``) and every survivor.
+    ``... --run MODULE...``: first run mutmut on each module in turn (``--max-children 2``),
+    timing each.
+    ``... --run --doc docs/testing.md MODULE...``: and rewrite the score table of that file
+    between ``<!-- mutation-table:start -->`` and ``<!-- mutation-table:end -->`` (mutmut
+    version, date, run time, counts per module): what ``make mutation`` does.
+    ``... --sample K MODULE...``: a quick, deterministic sample: generate the mutants, run
+    about one in ``K`` of each module's (chosen by a seeded hash of the name, so the same code
+    gives the same sample), print the sampled score; never writes the table
+    (``make mutation-quick``).
 
 A mutant counts as detected when a test failed (``killed``), hung past mutmut's limit
 (``timeout``) or crashed; as undetected when every test passed (``survived``) or no test ran
@@ -11,50 +22,226 @@ Exits 1 when a module scores below ``--min`` (default 80 %).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import hashlib
+import importlib.metadata
+import json
+import re
 import subprocess
 import sys
+import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DETECTED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}
 UNDETECTED = {"survived", "no tests"}
+START = "<!-- mutation-table:start -->"
+END = "<!-- mutation-table:end -->"
+#: What each module is, for the table (modules not listed show their name only).
+DESCRIPTIONS = {
+    "costeer_lab._fingerprint": "error fingerprints",
+    "costeer_lab.knowledge._error_query": "error query",
+    "costeer_lab.knowledge._retrieve": "similar / component search",
+    "costeer_lab.knowledge._sampler": "knowledge sampler",
+    "costeer_lab.store._codec": "store encoding and checks",
+    "costeer_lab.store._factory": "store URLs",
+    "costeer_lab.experiment._metrics": "metrics",
+    "costeer_lab.evaluate._factor_compare": "verdict: factor comparison",
+    "costeer_lab.evaluate._factor_checks": "verdict: factor checks",
+    "costeer_lab.evaluate._factor_mismatch": "verdict: factor mismatch classes",
+    "costeer_lab.evaluate._factor_parquet": "verdict: bounded Parquet reader",
+    "costeer_lab.evaluate._plaindata": "verdict: plain-data codec",
+    "costeer_lab.evaluate._pyfunc_answers": "verdict: function answers",
+    "costeer_lab.evaluate._pyfunc_feedback": "verdict: function feedback",
+    "costeer_lab.sandbox._status": "verdict: sandbox run status",
+}
+_STATUS_RE = re.compile(r"^\s*(?P<name>\S+): (?P<status>.+?)\s*$")
+
+
+@dataclass
+class Score:
+    counts: Counter[str] = field(default_factory=Counter)
+    survivors: list[str] = field(default_factory=list)
+
+    @property
+    def detected(self) -> int:
+        return sum(self.counts[s] for s in DETECTED)
+
+    @property
+    def undetected(self) -> int:
+        return sum(self.counts[s] for s in UNDETECTED)
+
+    @property
+    def total(self) -> int:
+        return self.detected + self.undetected
+
+    @property
+    def score(self) -> float:
+        return 100.0 * self.detected / self.total if self.total else float("nan")
+
+
+def module_of(name: str, modules: list[str]) -> str | None:
+    """The configured module a mutant belongs to (a package's submodules count for it)."""
+    module = name.split(".x", 1)[0]  # functions are x_NAME, methods xǁCLASSǁNAME
+    if module in modules:
+        return module
+    return next((m for m in modules if module.startswith(m + ".")), None)
+
+
+def _mutmut() -> str:
+    return str(Path(sys.executable).with_name("mutmut"))
+
+
+def results(modules: list[str], only: set[str] | None = None) -> dict[str, Score]:
+    """The score of each module from ``mutmut results --all true`` (``only``: these names)."""
+    out = subprocess.run(
+        [_mutmut(), "results", "--all", "true"], capture_output=True, text=True, check=True
+    ).stdout
+    scores = {m: Score() for m in modules}
+    for line in out.splitlines():
+        match = _STATUS_RE.match(line)
+        if not match or (only is not None and match["name"] not in only):
+            continue
+        module = module_of(match["name"], modules)
+        if module is not None:
+            status = match["status"]
+            scores[module].counts[status] += 1
+            if status in UNDETECTED:
+                scores[module].survivors.append(f"{match['name']} ({status})")
+    return scores
+
+
+def run_mutmut(patterns: list[str]) -> float:
+    """Run mutmut on ``patterns`` (its output to stderr); the seconds it took."""
+    start = time.monotonic()
+    subprocess.run(
+        [_mutmut(), "run", "--max-children", "2", *patterns],
+        check=True,
+        stdout=sys.stderr,
+        stderr=sys.stderr,
+    )
+    return time.monotonic() - start
+
+
+def all_mutant_names(modules: list[str]) -> dict[str, list[str]]:
+    """Every mutant name of each module, from the ``.meta`` files mutmut generated."""
+    names: dict[str, list[str]] = {m: [] for m in modules}
+    for meta in sorted(Path("mutants").rglob("*.py.meta")):
+        for name in json.loads(meta.read_text())["exit_code_by_key"]:
+            module = module_of(name, modules)
+            if module is not None:
+                names[module].append(name)
+    return {m: sorted(n) for m, n in names.items()}
+
+
+def sample(names: list[str], k: int, seed: str) -> list[str]:
+    """About one name in ``k``: those whose seeded hash falls in the first ``1/k`` of the range
+    (independent of the order and of the other names; at least one name when any exist)."""
+    picked = [
+        n for n in names if int(hashlib.sha256(f"{seed}:{n}".encode()).hexdigest(), 16) % k == 0
+    ]
+    return picked or names[:1]
+
+
+def print_scores(scores: dict[str, Score], *, survivors: bool = True) -> None:
+    print(f"{'module':45} {'mutants':>8} {'killed':>7} {'survived':>9} {'score':>7}")
+    total = Score(counts=sum((s.counts for s in scores.values()), Counter()))
+    for module, s in [*scores.items(), ("all", total)]:
+        print(f"{module:45} {s.total:8d} {s.detected:7d} {s.undetected:9d} {s.score:6.1f}%")
+    if survivors:
+        for s in scores.values():
+            for name in s.survivors:
+                print(f"  surviving: {name}")
+
+
+def table(scores: dict[str, Score], seconds: dict[str, float], when: dt.date) -> str:
+    """The Markdown score table (with its header line) written between the markers."""
+    total = Score(counts=sum((s.counts for s in scores.values()), Counter()))
+    minutes = sum(seconds.values()) / 60
+    took_all = (
+        f"{minutes:.0f} min on 2 cores (`--max-children 2`)" if seconds else "run time unknown"
+    )
+    lines = [
+        f"Generated by `make mutation` ({Path(__file__).name}) on {when.isoformat()}: "
+        f"mutmut {importlib.metadata.version('mutmut')}, {total.total:,} mutants, {took_all}.",
+        "",
+        "| module | mutants | detected | undetected | score | run time |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for module, s in scores.items():
+        what = DESCRIPTIONS.get(module)
+        label = f"`{module}` ({what})" if what else f"`{module}`"
+        took = f"{seconds[module] / 60:.1f} min" if module in seconds else "—"
+        score = f"{s.score:.1f} %" if s.total else "not run"
+        if s.total and s.counts["not checked"]:
+            score += f" (partial: {s.counts['not checked']:,} not run)"
+        lines.append(
+            f"| {label} | {s.total:,} | {s.detected:,} | {s.undetected:,} | {score} | {took} |"
+        )
+    lines.append(
+        f"| **all** | **{total.total:,}** | **{total.detected:,}** | **{total.undetected:,}** "
+        f"| **{total.score:.1f} %** | **{minutes:.0f} min** |"
+        if seconds
+        else f"| **{total.score:.1f} %** | — |"
+    )
+    return "\n".join(lines)
+
+
+def write_table(doc: Path, text: str) -> None:
+    """Replace what lies between the markers of ``doc`` with ``text``."""
+    content = doc.read_text()
+    head, start, rest = content.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise SystemExit(f"{doc}: no {START} ... {END} markers")
+    doc.write_text(f"{head}{START}\n{text}\n{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="+", help="dotted module names, e.g. costeer_lab.x")
     parser.add_argument("--min", type=float, default=80.0, help="lowest passing score (%%)")
+    parser.add_argument("--run", action="store_true", help="run mutmut on each module first")
+    parser.add_argument("--doc", type=Path, help="rewrite the table between the markers here")
+    parser.add_argument("--sample", type=int, metavar="K", help="run ~1 in K mutants only")
+    parser.add_argument("--seed", default="costeer", help="seed of the sample")
+    parser.add_argument(
+        "--took",
+        action="append",
+        default=[],
+        metavar="MODULE=SECONDS",
+        help="run time of a module run separately (for --doc without --run)",
+    )
     args = parser.parse_args(argv)
-    mutmut = Path(sys.executable).with_name("mutmut")
-    out = subprocess.run(
-        [str(mutmut), "results", "--all", "true"], capture_output=True, text=True, check=True
-    ).stdout
-    counts: dict[str, Counter[str]] = {m: Counter() for m in args.modules}
-    survivors: dict[str, list[str]] = {m: [] for m in args.modules}
-    for line in out.splitlines():
-        name, sep, status = line.strip().rpartition(": ")
-        if not sep:
-            continue
-        module = name.split(".x", 1)[0].split(".x_", 1)[0]
-        # a package's submodules count for the package (costeer_lab._fingerprint._mask)
-        module = next((m for m in counts if module.startswith(m + ".")), module)
-        if module in counts:
-            counts[module][status] += 1
-            if status in UNDETECTED:
-                survivors[module].append(f"{name} ({status})")
-    failed = False
-    print(f"{'module':45} {'mutants':>8} {'killed':>7} {'survived':>9} {'score':>7}")
-    for module, c in counts.items():
-        detected = sum(c[s] for s in DETECTED)
-        undetected = sum(c[s] for s in UNDETECTED)
-        total = detected + undetected
-        score = 100.0 * detected / total if total else float("nan")
-        failed |= not total or score < args.min
-        print(f"{module:45} {total:8d} {detected:7d} {undetected:9d} {score:6.1f}%")
-    for names in survivors.values():
-        for name in names:
-            print(f"  surviving: {name}")
-    return 1 if failed else 0
+    modules: list[str] = args.modules
+    if args.sample:
+        if args.doc:
+            parser.error("--sample never writes the table")
+        start = time.monotonic()
+        # generate the mutants (a pattern no mutant has: nothing is run but the clean tests)
+        run_mutmut(["costeer_lab.__generate_only__"])
+        picked = [
+            n
+            for names in all_mutant_names(modules).values()
+            for n in sample(names, args.sample, args.seed)
+        ]
+        run_mutmut(picked)
+        scores = results(modules, only=set(picked))
+        print(
+            f"SAMPLED score (1 in {args.sample}, seed {args.seed!r}, {len(picked)} mutants, "
+            f"{(time.monotonic() - start) / 60:.1f} min): not the full score of `make mutation`"
+        )
+    else:
+        seconds = {m: float(t) for m, _, t in (x.partition("=") for x in args.took)}
+        if args.run:
+            for module in modules:
+                seconds[module] = run_mutmut([f"{module}.*"])
+        scores = results(modules)
+        if args.doc:
+            write_table(args.doc, table(scores, seconds, dt.date.today()))
+    print_scores(scores)
+    return 1 if any(not s.total or s.score < args.min for s in scores.values()) else 0
 
 
 if __name__ == "__main__":

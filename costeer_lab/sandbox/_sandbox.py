@@ -14,16 +14,15 @@ tmpfs (``_area.py``), and each output file it returns is capped before this proc
 Its outcome, memory and process limit hits included, comes from the kernel, never from what the
 candidate prints. Where this isolation cannot be set up the sandbox refuses to start, unless
 ``SandboxSettings.allow_weak_isolation`` says otherwise. See ``_bootstrap.py``, ``_worker.py``,
-``_child.py`` and ``_verify.py`` for the mechanics.
+``_child.py`` and ``_verify.py`` for the mechanics, ``_status.py`` for how an outcome becomes a
+result.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import re
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -48,24 +47,11 @@ from costeer_lab.sandbox._fs import (
 )
 from costeer_lab.sandbox._limits import Limits, SandboxResult
 from costeer_lab.sandbox._proc import WorkerProcess, minimal_env
+from costeer_lab.sandbox._status import failure, result
 from costeer_lab.sandbox._view import WORK_DIR, plan
 from costeer_lab.settings import SandboxSettings, get_settings
 
 __all__ = ["Sandbox", "shared_sandbox"]
-
-#: What a run's stderr looks like when it *reports* running out of memory. It never sets
-#: ``memory_exceeded`` (the candidate writes stderr; the kernel's counters decide): it only
-#: words the error of a failed run that the kernel did not confirm.
-_MEMORY_RE = re.compile(
-    r"^(\w+\.)*_?\w*MemoryError\b|Cannot allocate memory|std::bad_alloc|out of memory", re.M
-)
-
-
-def _signal_name(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
 
 
 class Sandbox:
@@ -313,16 +299,13 @@ def _check_cap(value: int, what: str) -> int:
 
 
 def _failure(error: str, start: float) -> SandboxResult:
-    return SandboxResult(
-        returncode=None, stdout="", stderr="", timed_out=False, memory_exceeded=False,
-        process_limit_hit=False, killed_signal=None, output_truncated=False,
-        network_isolated=False, duration_s=time.monotonic() - start, outputs={}, error=error,
-    )  # fmt: skip
+    return failure(error, time.monotonic() - start)
 
 
 def _result(
     answer: Mapping[str, Any], run_dir: Path, caps: Mapping[str, int], lim: Limits
 ) -> SandboxResult:
+    """Read what the run left (stdout, stderr, outputs) and build its result (``_status.py``)."""
     work = run_dir / "work"
     stdout, cut_out = read_capped(run_dir / "stdout", lim.max_output_bytes)
     stderr, cut_err = read_capped(run_dir / "stderr", lim.max_output_bytes)
@@ -331,40 +314,15 @@ def _result(
         for text in (stdout, stderr)
     )
     outputs, problems = _outputs(answer, run_dir, caps)
-    code: int | None = answer["returncode"]
-    sig: int | None = answer["signal"]
-    memory = bool(answer.get("memory_exceeded"))
-    nproc = bool(answer["process_limit_hit"])
-    budget = str(answer.get("budget", "rlimit"))
-    error: str | None = answer.get("error")
-    if error is None:
-        error = _error(answer, lim, memory, nproc, stderr, problems)
-    return SandboxResult(
-        returncode=code,
+    return result(
+        answer,
         stdout=stdout,
         stderr=stderr,
-        timed_out=bool(answer["timed_out"]) or bool(answer["cpu_limit"]),
-        memory_exceeded=memory,
-        process_limit_hit=nproc,
-        killed_signal=sig,
-        output_truncated=cut_out or cut_err,
-        network_isolated=bool(answer["network_isolated"]),
-        duration_s=float(answer["duration_s"]),
+        stdout_cut=cut_out,
+        stderr_cut=cut_err,
         outputs=outputs,
-        error=error,
-        missing_outputs=tuple(p.split(" (")[0] for p in problems),
-        cpu_time_s=float(answer["cpu_s"]),
-        max_rss_mb=float(answer["maxrss_kb"]) / 1024.0,
-        isolation=str(answer.get("isolation", "")),
-        budget=budget,
-        extra={
-            "budget": {
-                "mode": budget,
-                "events": dict(answer.get("budget_events") or {}),
-                "work_area": str(answer.get("work_area", "disk")),
-                "notes": list(answer.get("budget_notes") or []),
-            }
-        },
+        problems=problems,
+        limits=lim,
     )
 
 
@@ -382,48 +340,6 @@ def _outputs(
     )
     problems += [f"{name} ({why})" for name, why in refused.items() if name in caps]
     return outputs, problems
-
-
-def _error(
-    answer: Mapping[str, Any],
-    lim: Limits,
-    memory: bool,
-    nproc: bool,
-    stderr: str,
-    problems: Sequence[str],
-) -> str | None:
-    """Why the run failed, as the sandbox saw it (``None``: it completed with every output)."""
-    code: int | None = answer["returncode"]
-    sig: int | None = answer["signal"]
-    failed = code != 0
-    whole = str(answer.get("budget", "rlimit")).startswith("cgroup")
-    if answer["timed_out"]:
-        return f"wall-clock limit of {lim.wall_time_s:g} s exceeded; the run was killed"
-    if answer["cpu_limit"]:
-        return f"CPU-time limit of {lim.cpu_time_s:g} s exceeded; the run was killed"
-    if memory:
-        return f"memory limit of {lim.memory_mb} MB for the whole run exceeded; the kernel " + (
-            f"killed it ({_signal_name(sig)})" if sig is not None else "killed a process of it"
-        )
-    if nproc and failed:
-        scope = "for the whole run " if whole else ""
-        return f"process limit of {lim.max_processes} {scope}reached"
-    if failed and _MEMORY_RE.search(stderr):
-        bound = (
-            "for the whole run; each process may also map at most that much more address "
-            "space than it had at the start"
-            if whole
-            else "of address space per process"
-        )
-        return (
-            f"the run reported a memory error that the kernel did not confirm: no process of "
-            f"it was killed for memory (limit {lim.memory_mb} MB {bound}; exit code {code})"
-        )
-    if sig is not None:
-        return f"killed by {_signal_name(sig)}"
-    if not failed and problems:
-        return "missing or refused output file(s): " + ", ".join(problems)
-    return None
 
 
 _SHARED: dict[int, Sandbox] = {}
