@@ -400,6 +400,10 @@ def test_assertion_failed_texts() -> None:
         (Answer("value", encode(None)), "it returned: None"),
         (Answer("raised", type_name="KeyError", message="'k'"), "it raised KeyError: 'k'"),
         (Answer("raised", type_name="StopIteration"), "it raised StopIteration"),
+        # only ": " is stripped, and only at the end (names and messages are the candidate's)
+        (Answer("raised", type_name="ErrX", message="bad X"), "it raised ErrX: bad X"),
+        (Answer("raised", type_name="ErrX"), "it raised ErrX"),
+        (Answer("raised", type_name="E", message="a: "), "it raised E: a"),
         (Answer("unencodable", type_name="Foo"), "it returned a 'Foo', which is not plain data"),
         (Answer("missing", message="answer line too long"), "no answer: answer line too long"),
     ],
