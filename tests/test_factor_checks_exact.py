@@ -269,3 +269,131 @@ def test_frequency_check(dates: pd.DatetimeIndex, ok: bool, text: str) -> None:
     rep = read_factor(_bytes(pd.Series(np.arange(len(idx), dtype=float), idx, name="f")))
     assert rep.ok is ok
     assert any(text in line for line in rep.lines), rep.lines
+
+
+# -- read_factor's limits, fail-closed paths and exact report texts (issue 23 survivors) ------
+def test_default_row_limit_is_five_million() -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"f": pa.array(np.zeros(5_000_001, dtype=np.int8))}), buf)
+    rep = read_factor(buf.getvalue())  # refused from the footer, before decoding
+    assert rep.failures == ["output: result.parquet has 5000001 rows; at most 5000000 are read"]
+    assert rep.series is None
+
+
+def test_the_cpu_budget_is_passed_to_the_reader() -> None:
+    data = _bytes(_truth(days=3, n=2))
+    assert read_factor(data).ok
+    rep = read_factor(data, cpu_s=0.0)
+    assert rep.series is None
+    assert rep.failures == [
+        "output: decoding result.parquet took more than 0 s of CPU; "
+        "a factor file decodes in milliseconds"
+    ]
+
+
+def test_errors_inside_the_checks_are_format_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the candidate's data makes the checks raise fails the output, never escapes."""
+    from costeer_lab.evaluate import _factor_checks
+    from costeer_lab.evaluate._factor_parquet import FactorFileError
+
+    data = _bytes(_truth(days=3, n=2))
+
+    def refuse(text: object, limit: int = 80) -> str:
+        raise FactorFileError("output: out.parquet is odd")
+
+    monkeypatch.setattr(_factor_checks, "short", refuse)
+    rep = read_factor(data, "out.parquet")
+    assert rep.series is None and not rep.ok
+    assert rep.failures == ["output: out.parquet is odd"]
+    assert rep.lines == ["[FAIL] output: out.parquet is odd"]
+
+    def crash(text: object, limit: int = 80) -> str:
+        raise OverflowError("deep inside pandas")
+
+    monkeypatch.setattr(_factor_checks, "short", crash)
+    rep = read_factor(data, "out.parquet")
+    assert rep.series is None and not rep.ok
+    assert rep.failures == ["output: out.parquet could not be checked (OverflowError)"]
+
+
+def test_too_many_columns_shows_eight_names_of_at_most_40_characters() -> None:
+    truth = _truth(days=3, n=2)
+    long = "c" * 50
+    frame = pd.DataFrame({long: truth} | {f"g{i}": truth for i in range(9)})
+    rep = read_factor(_bytes(frame))
+    shown = ["c" * 37 + "...", *[f"g{i}" for i in range(7)]]
+    assert rep.failures == [
+        f"columns: result.parquet has 10 columns {shown}; expected exactly one"
+    ]
+    assert rep.series is None
+
+
+def test_wrong_index_names_are_shown_bounded() -> None:
+    s = _truth(days=3, n=2).rename_axis(["d" * 50, None])
+    rep = read_factor(_bytes(s))
+    assert rep.failures == [
+        f"index: index names are [{'d' * 37 + '...'!r}, None]; expected a MultiIndex "
+        "['datetime', 'instrument'] (was the index reset or dropped?)"
+    ]
+    # at most 8 level names are shown
+    frame = _truth(days=3, n=2).to_frame().reset_index()
+    for i in range(8):
+        frame[f"l{i}"] = frame["instrument"] + str(i)
+    frame = frame.set_index(["datetime", *[f"l{i}" for i in range(8)], "instrument"])
+    rep = read_factor(_bytes(frame))
+    assert rep.failures == [
+        "index: index names are ['datetime', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6']; "
+        "expected a MultiIndex ['datetime', 'instrument'] (was the index reset or dropped?)"
+    ]
+
+
+def test_nan_share_and_every_value_nan_texts() -> None:
+    s = _truth(days=2, n=2)
+    s.iloc[0] = np.nan
+    rep = read_factor(_bytes(s))
+    assert rep.ok and rep.lines[-1] == "[ok] values: NaN 1 of 4 (25.0%), inf 0"
+    one = s.iloc[:1]  # a single row, NaN
+    rep = read_factor(_bytes(one))
+    assert rep.series is not None  # the frame parsed; the values fail
+    assert rep.failures == ["values: NaN 1 of 1 (100.0%), inf 0 — every value is NaN"]
+
+
+def test_infinite_values_count_as_nan_by_default() -> None:
+    s = _truth(days=2, n=2)
+    s.iloc[0], s.iloc[1] = np.inf, -np.inf
+    rep = read_factor(_bytes(s))
+    assert rep.ok
+    assert rep.lines[-1] == (
+        "[ok] values: NaN 0 of 4 (0.0%), inf 2 (infinite values count as NaN)"
+    )
+    assert rep.series is not None and rep.series.dtype == np.float64
+    assert rep.series.isna().tolist() == [True, True, False, False]
+    exact = read_factor(_bytes(s), infinite="exact")
+    assert exact.ok and exact.lines[-1] == "[ok] values: NaN 0 of 4 (0.0%), inf 2"
+    assert exact.series is not None
+    assert exact.series.tolist()[:2] == [np.inf, -np.inf]
+    every = read_factor(_bytes(s * np.inf))  # +-inf everywhere: no NaN yet, not "every NaN"
+    assert every.ok
+
+
+def test_values_are_converted_to_float64() -> None:
+    s = _truth(days=2, n=2)
+    for values in (np.array([1, 2, 3, 4], dtype=np.int32), np.array([True, False, True, True])):
+        rep = read_factor(_bytes(pd.Series(values, s.index, name="f")))
+        assert rep.ok and rep.series is not None
+        assert rep.series.dtype == np.float64
+        assert rep.series.tolist() == [float(v) for v in values]
+
+
+def test_two_dates_are_checked_for_their_gap() -> None:
+    for gap, ok in ((1, True), (3, True), (10, False)):
+        dates = pd.DatetimeIndex(
+            ["2021-01-04", pd.Timestamp("2021-01-04") + pd.Timedelta(gap, "D")]
+        )
+        idx = pd.MultiIndex.from_product([dates, ["A", "B"]], names=["datetime", "instrument"])
+        rep = read_factor(_bytes(pd.Series(np.arange(4.0), idx, name="f")))
+        assert rep.ok is ok, rep.lines
+    assert rep.failures == ["frequency: median gap between dates is 10.00 days; expected daily"]

@@ -60,6 +60,7 @@ SMALL_DOMAIN_TEXT = (
     "where the call and your result there would give the expected answer away"
 )
 _FAILING = ("assertion_failed", "error", "timeout", "no_result")
+_QUOTES = ('"""', "'''")
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,17 @@ def _stuck(again: PassResult, first: PassResult) -> bool:
 
 
 def _example_outputs(prompt: str) -> list[str]:
-    """The outputs of the ``>>>`` examples in the prompt (public text)."""
+    """The outputs of the ``>>>`` examples in the prompt (public text), without the closing
+    quotes of a docstring right below the last one (doctest reads them as an output line)."""
     try:
         examples = doctest.DocTestParser().get_examples(prompt)
     except ValueError:
         return []
-    return [e.want.strip() for e in examples if e.want.strip()]
+    wants = (
+        "\n".join(x for x in e.want.splitlines() if x.strip() not in _QUOTES).strip()
+        for e in examples
+    )
+    return [w for w in wants if w]
 
 
 def may_return_bool(prompt: str, entry: str) -> bool:
