@@ -77,10 +77,16 @@ class KnowledgeGraph:
         self.reload()
 
     def reload(self) -> None:
-        """Rebuild the in-memory graph from the store."""
+        """Rebuild the in-memory graph from the store.
+
+        Edges are read before nodes: a writer commits an edge with (or after) its nodes and
+        nothing is deleted, so nodes read afterwards include every endpoint even while another
+        process writes (each read sees what was committed when it ran).
+        """
+        edges = [(e.src, e.dst, {"kind": e.kind}) for e in self.store.iter_edges()]
         G = nx.Graph()
         G.add_nodes_from((n.id, {"kind": n.kind}) for n in self.store.iter_nodes())
-        G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in self.store.iter_edges())
+        G.add_edges_from(edges)
         self.G = G
 
     # -- writes ------------------------------------------------------------------------------

@@ -115,7 +115,13 @@ class KnowledgeBaseV2:
 
     # -- in-memory lookups ---------------------------------------------------------------------
     def reload(self) -> None:
-        """Rebuild the graph and every lookup from the store."""
+        """Rebuild the graph and every lookup from the store.
+
+        The attempt records are read first, the graph after them: every node and edge a record
+        refers to was committed before the record, so the graph read later holds it even while
+        another process (a second agent on a shared PostgreSQL) keeps writing.
+        """
+        records = list(self.store.iter_records(ATTEMPT_KIND))
         self.graph.reload()
         self.task_td: dict[str, str] = {}
         self.attempts: dict[tuple[str, str], list[Attempt]] = {}
@@ -124,7 +130,7 @@ class KnowledgeBaseV2:
         self.error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
-        for key, data in self.store.iter_records(ATTEMPT_KIND):
+        for key, data in records:
             self._apply(key, data)
 
     def _apply(self, key: str, d: dict[str, Any]) -> None:

@@ -34,9 +34,17 @@ def _run_two_workers(url: str, sync: Path) -> list[dict[str, Any]]:
         for w in (0, 1)
     ]
     (sync / "go").touch()  # both start writing at once
+    done = []
+    try:
+        for proc in procs:
+            done.append(proc.communicate(timeout=300))
+    finally:  # one failed or hung: the other is not left running
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
     reports = []
-    for w, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=300)
+    for w, (proc, (out, err)) in enumerate(zip(procs, done, strict=True)):
         assert proc.returncode == 0, f"worker {w} failed:\n{err}"
         reports.append(json.loads(out))
     return reports
