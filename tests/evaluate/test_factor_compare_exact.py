@@ -25,6 +25,7 @@ from costeer_lab.evaluate._factor_compare import (
     _correlation_ok,
     _dates_ok,
     _Metrics,
+    band,
     compare_to_truth,
     date_ics,
 )
@@ -477,3 +478,67 @@ def test_empty_truth() -> None:
     assert c.metrics["row_ratio"] == math.inf and c.metrics["index_overlap"] == 0.0
     assert c.metrics["equal_value_ratio"] == 0.0 and c.metrics["finite_coverage"] == 0.0
     assert c.lines[0] == "rows: 0 vs 0 in the ground truth (ratio inf); index overlap 0.000"
+
+
+# -- written against the survivors of the first mutmut run --------------------------------------
+def test_a_truth_without_nan_keeps_the_pattern_fully() -> None:
+    idx = _idx(3, 4)
+    truth = pd.Series(np.arange(12.0) % 5, idx)
+    c = compare_to_truth(truth * 2, truth, FULL)
+    assert c.metrics["nan_match"] == 1.0
+    assert "values on 0 of the 0 rows where the truth is NaN" in c.lines[2]
+    assert "share kept NaN 1.000" in c.lines[2]
+
+
+def test_coverage_of_a_truth_with_one_value() -> None:
+    idx = _idx(1, 3)
+    truth = pd.Series([np.nan, np.nan, 2.0], idx)
+    cand = pd.Series([np.nan, np.nan, 4.0], idx)
+    assert compare_to_truth(cand, truth, S).metrics["finite_coverage"] == 1.0
+    assert compare_to_truth(cand * np.nan, truth, S).metrics["finite_coverage"] == 0.0
+
+
+def test_the_date_rule_uses_the_settings_tolerance() -> None:
+    idx = _idx(2, 3)
+    truth = pd.Series([1.0, 1.25, 1.5, 1, 2, 3], idx)
+    cand = truth * 2
+    assert compare_to_truth(cand, truth, S).metrics["ic_dates_flat"] == 0
+    by_atol = S.model_copy(update={"equal_value_atol": 0.5})
+    assert compare_to_truth(cand, truth, by_atol).metrics["ic_dates_flat"] == 1
+    by_rtol = S.model_copy(update={"equal_value_rtol": 0.5})
+    assert compare_to_truth(cand, truth, by_rtol).metrics["ic_dates_flat"] == 1
+
+
+def test_a_nearly_constant_candidate_date_is_not_usable() -> None:
+    """Constant means a population standard deviation at most 1e-12 of the largest value."""
+    idx = _idx(2, 3)
+    truth = pd.Series([1.0, 2, 3, 1, 2, 3], idx)
+    # deviations -0.5, -0.5, +1 (x 1e-6): std 0.71e-6, under 1e-12 * 1e6 = 1e-6
+    flat = pd.Series([1.0, 2, 3, 1e6, 1e6, 1e6 + 1.5e-6], idx)
+    assert date_ics(flat, truth, 3).usable == 1
+    moving = pd.Series([1.0, 2, 3, 1e6, 1e6, 1e6 + 3e-6], idx)  # std 1.41e-6
+    assert date_ics(moving, truth, 3).usable == 2
+
+
+def test_lines_of_an_accepted_factor() -> None:
+    idx = _idx(3, 4)
+    truth = pd.Series(np.arange(12.0) % 5, idx)
+    same = compare_to_truth(truth, truth, S)
+    assert same.decision and not any(line.startswith("[FAIL]") for line in same.lines)
+    scaled = compare_to_truth(truth * 2, truth, S)  # only the equal-value line fails
+    assert scaled.decision
+    assert [ln for ln in scaled.lines if ln.startswith("[FAIL]")] == [
+        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): [0.2, 0.3) (threshold 0.99)"
+    ]
+
+
+def test_the_mismatch_explanation_follows_the_precision() -> None:
+    idx = _idx(6, 5)
+    truth = pd.Series(np.random.default_rng(4).normal(size=len(idx)), idx)
+    cand = truth + np.random.default_rng(5).normal(size=len(idx))
+    full = compare_to_truth(cand, truth, FULL)
+    ic = full.metrics["ic"]
+    assert 0.0 < ic < 0.8
+    assert f"(mean IC {ic:.3f})" in full.lines[6] and full.lines[6].startswith("mismatch: values")
+    diag = compare_to_truth(cand, truth, S)
+    assert f"(mean IC in {band(ic)})" in diag.lines[6]
