@@ -217,3 +217,45 @@ def test_rows_sample_spreads_over_the_bad_rows() -> None:
         "  2020-01-03 I1",
         "  2020-01-07 I0",
     ]
+
+
+# -- written against the survivors of the first mutmut run --------------------------------------
+HALF = S.model_copy(update={"equal_value_threshold": 0.5})
+
+
+def test_the_equal_value_tolerance_edge_is_inclusive() -> None:
+    exact = S.model_copy(update={"equal_value_atol": 0.0, "equal_value_rtol": 0.5})
+    c, t = np.array([3.0, -3.0, 3.0]), np.array([2.0, -2.0, 1.9])
+    assert equal_mask(c, t, exact).tolist() == [True, True, False]  # |diff| 1.0 <= 0.5 * 2
+    plus_atol = S.model_copy(update={"equal_value_atol": 0.5, "equal_value_rtol": 0.25})
+    assert equal_mask(c, t, plus_atol).tolist() == [True, True, False]  # 0.5 + 0.25 * 2
+
+
+def test_each_class_needs_more_than_the_threshold_share() -> None:
+    """Shares of exactly ``equal_value_threshold`` (0.5 here) name no class."""
+    t = _truth(days=2, n=4)  # 8 rows
+    other = _truth(days=2, n=4, seed=9)
+    half = t.where(np.arange(8) % 2 == 0, other)  # 4 of 8 equal the truth
+    assert classify_mismatch(half, t, HALF, nan_ok=False, ic=0.0)[0] == "values"
+    more = t.where(np.arange(8) % 4 != 1, other)  # 6 of 8
+    assert classify_mismatch(more, t, HALF, nan_ok=False, ic=0.0)[0] == "nan_pattern"
+    minus = (-t).where(np.arange(8) % 2 == 0, other)
+    assert classify_mismatch(minus, t, HALF, nan_ok=True, ic=0.0)[0] == "values"
+    assert (
+        classify_mismatch((-t).where(np.arange(8) % 4 != 1, other), t, HALF, nan_ok=True, ic=0.0)[
+            0
+        ]
+        == "sign"
+    )
+    lagged = t.groupby(level="instrument").shift(1)  # 4 shared rows on the second date
+    lag_half = lagged.where(np.arange(8) % 2 == 0, other)  # 2 of the 4 equal
+    assert classify_mismatch(lag_half, t, HALF, nan_ok=True, ic=0.0)[0] == "values"
+    lag_more = lagged.where(np.arange(8) != 5, other)  # 3 of the 4
+    assert classify_mismatch(lag_more, t, HALF, nan_ok=True, ic=0.0)[0] == "lag"
+
+
+def test_small_unrelated_values_are_no_affine_transform() -> None:
+    """R² is 1 - residual / total: tiny values of another formula explain nothing."""
+    t = _truth()
+    tiny = pd.Series(np.random.default_rng(7).normal(size=len(t)) * 1e-4, t.index)
+    assert classify_mismatch(tiny, t, S, nan_ok=True, ic=0.0)[0] == "values"
