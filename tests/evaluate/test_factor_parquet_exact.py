@@ -256,6 +256,11 @@ def test_allowed_zones(name: str, offset_minutes: int) -> None:
     assert zone.utcoffset(dt.datetime(2020, 1, 1)) == dt.timedelta(minutes=offset_minutes)
 
 
+def test_utc_names_do_not_depend_on_the_tz_database() -> None:
+    for name in ("UTC", "Z", "utc", "Etc/UTC"):
+        assert _zone(name) is dt.UTC, name  # not a ZoneInfo read from the system's files
+
+
 def test_refused_zones() -> None:
     for name in (
         "+24:00",
@@ -292,3 +297,68 @@ def test_short_names() -> None:
     assert short("x" * 80) == "x" * 80
     assert short("x" * 81) == "x" * 77 + "..."
     assert short(12345, limit=4) == "1..."
+
+
+# -- written against the survivors of the first mutmut run --------------------------------------
+def _chunk_bytes(data: bytes, column: int = 0) -> int:
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    return int(meta.row_group(0).column(column).total_uncompressed_size)
+
+
+def test_a_one_byte_column_counts_one_byte_per_row() -> None:
+    data = _table_bytes(pa.table({"i": pa.array([7] * 1000, pa.int8())}))
+    announced = 1000 + 1000 // 8 + 1
+    assert _chunk_bytes(data) < announced  # dictionary-encoded: the width decides
+    assert len(read_frame(data, NAME, max_rows=1000, max_bytes=announced).frame) == 1000
+    assert "decodes to 1126 bytes" in _refusal(data, max_rows=1000, max_bytes=announced - 1)
+
+
+def test_an_empty_string_column_announces_its_pages_only() -> None:
+    data = _table_bytes(pa.table({"s": pa.array([], pa.string())}))
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    assert meta.num_row_groups == 1 and meta.row_group(0).num_rows == 0
+    announced = 0 * 4 + 0 // 8 + 1 + _chunk_bytes(data)
+    assert read_frame(data, NAME, max_rows=0, max_bytes=announced).frame.shape == (0, 1)
+    assert "decodes to" in _refusal(data, max_rows=0, max_bytes=announced - 1)
+
+
+def _decoded_bytes(data: bytes) -> list[int]:
+    """Buffer bytes of each batch as the reader decodes them (strings kept as dictionaries)."""
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=["s"])
+    return [b.get_total_buffer_size() for b in pf.iter_batches(batch_size=65_536)]
+
+
+def test_decoded_bytes_add_up_over_batches() -> None:
+    """Every batch repeats the string dictionary: the footer announces it once, the decoded
+    batches together hold it three times; the running total is what is bounded."""
+    labels = [f"{i:04d}" + "x" * 240 for i in range(2000)]
+    rows = 3 * 65_536
+    table = pa.table({"s": pa.array([labels[i % 2000] for i in range(rows)])})
+    data = _table_bytes(table)
+    per_batch = _decoded_bytes(data)
+    total = sum(per_batch)
+    assert len(per_batch) == 3 and max(per_batch) < total // 2
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    announced = rows * 4 + rows // 8 + 1 + meta.row_group(0).column(0).total_uncompressed_size
+    assert announced < total - 1  # the footer's figure passes; the decoding does not
+    assert len(read_frame(data, NAME, max_rows=rows, max_bytes=total).frame) == rows
+    assert _refusal(data, max_rows=rows, max_bytes=total - 1) == (
+        f"output: result.parquet decodes to more than {total - 1} bytes; at most {total - 1} "
+        "are read"
+    )
+
+
+def test_the_cpu_deadline_is_checked_while_decoding_and_after() -> None:
+    message = (
+        "output: decoding result.parquet took more than -1 s of CPU; a factor file decodes in "
+        "milliseconds"
+    )
+    rows = _table_bytes(pa.table({"f": [1.0]}))
+    assert _refusal(rows, cpu_s=-1.0) == message  # at the first batch
+    empty = _table_bytes(pa.table({"f": pa.array([], pa.float64())}))
+    assert _refusal(empty, max_rows=0, cpu_s=-1.0) == message  # no batch: after converting
+
+
+def test_labels_are_checked_after_other_columns() -> None:
+    table = pa.table({"f": [1.0], "n": [2], "s": ["x" * (MAX_LABEL_BYTES + 1)]})
+    assert "column 's' holds a string of 257 bytes" in _refusal(_table_bytes(table))
