@@ -62,17 +62,14 @@ def test_magic_bytes_and_the_minimum_size() -> None:
 
 
 def test_footer_size_limits() -> None:
-    def with_footer(size: int, body: int) -> bytes:
-        return b"PAR1" + b"\0" * body + struct.pack("<I", size) + b"PAR1"
-
     big = MAX_FOOTER_BYTES + 1
-    assert _refusal(with_footer(big, big)) == (
+    assert _refusal(_with_footer(big, big)) == (
         f"output: result.parquet has a Parquet footer of {big} bytes; at most "
         f"{MAX_FOOTER_BYTES} are read (a factor file needs a few kilobytes)"
     )
-    assert "footer of 5 bytes" in _refusal(with_footer(5, 4))  # longer than the file
+    assert "footer of 5 bytes" in _refusal(_with_footer(5, 4))  # longer than the file
     # a footer of exactly the file's remaining bytes is parsed (and found invalid)
-    assert _refusal(with_footer(4, 4)).startswith(
+    assert _refusal(_with_footer(4, 4)).startswith(
         "output: result.parquet could not be read as parquet ("
     )
 
@@ -362,3 +359,55 @@ def test_the_cpu_deadline_is_checked_while_decoding_and_after() -> None:
 def test_labels_are_checked_after_other_columns() -> None:
     table = pa.table({"f": [1.0], "n": [2], "s": ["x" * (MAX_LABEL_BYTES + 1)]})
     assert "column 's' holds a string of 257 bytes" in _refusal(_table_bytes(table))
+
+
+def _with_footer(size: int, body: int) -> bytes:
+    return b"PAR1" + b"\0" * body + struct.pack("<I", size) + b"PAR1"
+
+
+UNREADABLE = "output: result.parquet could not be read as parquet (OSError: "
+
+
+def test_footer_edges() -> None:
+    twelve = _refusal(_with_footer(0, 0))  # the smallest file that may be Parquet: parsed
+    assert twelve.startswith(UNREADABLE) and twelve != NOT_PARQUET
+    assert _refusal(_with_footer(0xFFFF_FFFF, 4)) == (
+        "output: result.parquet has a Parquet footer of 4294967295 bytes; at most "
+        f"{MAX_FOOTER_BYTES} are read (a factor file needs a few kilobytes)"
+    )  # an unsigned size: not -1
+    at_limit = _refusal(_with_footer(MAX_FOOTER_BYTES, MAX_FOOTER_BYTES))
+    assert at_limit.startswith(UNREADABLE)  # a footer of exactly the limit is parsed
+
+
+def test_row_group_limit_is_inclusive() -> None:
+    ok = _table_bytes(pa.table({"f": [1.0] * 1024}), row_group_size=1)
+    assert len(read_frame(ok, NAME, max_rows=2000).frame) == 1024
+    over = _table_bytes(pa.table({"f": [1.0] * 1025}), row_group_size=1)
+    assert _refusal(over, max_rows=2000) == (
+        "output: result.parquet has 1025 row groups; at most 1024"
+    )
+
+
+def test_schema_depth_is_limited_while_parsing_the_footer() -> None:
+    def nested(depth: int) -> bytes:
+        v: pa.Array = pa.array([1.0])
+        for _ in range(depth):
+            v = pa.StructArray.from_arrays([v], ["x"])
+        return _table_bytes(pa.table({"s": v}))
+
+    assert "has a nested column 's.x.x'" in _refusal(nested(2))
+    deep = _refusal(nested(3))  # refused by the parser, before any column is looked at
+    assert deep.startswith(UNREADABLE + "Parquet schema too deeply nested")
+    assert deep.endswith("(current limit is 4))")  # the reason is shown beyond 80 characters
+
+
+def test_a_damaged_page_is_a_refusal_with_its_reason() -> None:
+    good = _table_bytes(pa.table({"f": [float(i) for i in range(1000)]}), compression="snappy")
+    header = bytearray(good)
+    header[20:50] = b"\xff" * 30  # the first page's header
+    message = _refusal(bytes(header))
+    assert message.startswith(UNREADABLE + "Couldn't deserialize thrift")
+    assert message.endswith("Deserializing page header failed.\n)")  # beyond 80 characters
+    data = bytearray(good)
+    data[200:230] = b"\xff" * 30  # inside the compressed values
+    assert _refusal(bytes(data)) == UNREADABLE + "Corrupt snappy compressed data.)"
