@@ -13,6 +13,8 @@ import pytest
 from costeer_lab.evaluate._plaindata import (
     MAX_DEPTH,
     MAX_FLOAT_CHARS,
+    MAX_ITEMS,
+    DecodeBudget,
     PlainDataError,
     canonical,
     decode,
@@ -188,3 +190,35 @@ def test_long_payloads_are_shortened_to_80_characters() -> None:
     assert _message(lambda: decode({"dict": [longer]})) == f"invalid dict item {shown}"
     assert decode({"bytes": "AAAA"}) == b"\x00\x00\x00"
     assert decode({"dict": [["a", "b"]]}) == {"a": "b"}
+
+
+# -- written against the survivors of the first mutmut run --------------------------------------
+def test_item_limit_of_one_decode_is_inclusive() -> None:
+    assert len(decode([None] * (MAX_ITEMS - 1))) == MAX_ITEMS - 1  # and the list: MAX_ITEMS
+    assert _message(lambda: decode([None] * MAX_ITEMS)) == (
+        f"encoding holds more than {MAX_ITEMS} items"
+    )
+
+
+def test_a_shared_budget_counts_items_exactly() -> None:
+    budget = DecodeBudget(max_items=5)
+    assert decode([None] * 4, budget=budget) == [None] * 4  # 5 items: the budget is spent
+    assert budget.items_left == 0
+    assert _message(lambda: decode(None, budget=budget)) == "encoding holds too many items"
+
+
+def test_the_cpu_clock_is_read_every_1024_items() -> None:
+    assert len(decode([None] * 1022, budget=DecodeBudget(cpu_s=-1.0))) == 1022  # 1023 items
+    spent = DecodeBudget(cpu_s=-1.0)
+    assert _message(lambda: decode([None] * 1023, budget=spent)) == (
+        "decoding took too much CPU time"
+    )  # the 1024th item looks at the clock
+    assert len(decode([None] * 5000, budget=DecodeBudget(cpu_s=100.0))) == 5000
+
+
+def test_invalid_encoding_messages() -> None:
+    assert _message(lambda: decode(1.5)) == "invalid encoding: float 1.5"
+    assert _message(lambda: decode({"a": 1, "b": 2})) == "invalid encoding: dict {'a': 1, 'b': 2}"
+    assert _message(lambda: decode({"int": "zz"})) == (
+        "invalid 'int' encoding 'zz': invalid literal for int() with base 16: 'zz'"
+    )
