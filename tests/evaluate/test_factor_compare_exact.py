@@ -152,7 +152,7 @@ def test_date_coverage_needs_scored_dates_and_is_inclusive() -> None:
 
 
 # -- the acceptance rule: each condition alone ----------------------------------------------------
-_PASS = {
+_PASS: dict[str, Any] = {
     "rule": "equal_or_scaled",
     "nan_ok": True,
     "eq_ok": False,

@@ -5,6 +5,7 @@ under another, and the messages (they are feedback, and name the refused type ex
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -155,7 +156,7 @@ def test_float_text_limit_is_inclusive() -> None:
     assert decode({"complex": ["1" * MAX_FLOAT_CHARS, "2"]}).imag == 2.0
     too_long = "1" * (MAX_FLOAT_CHARS + 1)
     for obj in ({"float": too_long}, {"complex": ["1", too_long]}, {"complex": [too_long, "1"]}):
-        assert _message(lambda o=obj: decode(o)) == "float text of more than 64 characters"
+        assert _message(functools.partial(decode, obj)) == "float text of more than 64 characters"
 
 
 # -- a payload under the wrong tag is refused, never read as another type ------------------------
