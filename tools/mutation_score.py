@@ -7,10 +7,11 @@ Usage:
     timing each.
     ``... --run --doc docs/testing.md MODULE...``: and rewrite the score table of that file
     between ``<!-- mutation-table:start -->`` and ``<!-- mutation-table:end -->`` (mutmut
-    version, date, run time, counts per module): what ``make mutation`` does. A module with
-    no results in ``mutants/`` keeps its row of the previous table (its figures count in the
-    totals), so that the rows of modules run separately can be refreshed alone:
-    ``... --doc docs/testing.md --took MODULE=SECONDS ... <every module of the table>``.
+    version, date, run time, counts per module): what ``make mutation`` does. Only the rows of
+    the modules named are rewritten; the table's other rows are kept (and counted in ``all``).
+    ``--doc`` without ``--run`` takes the last results (``--took MODULE=SECONDS`` gives a run
+    time); ``--max-children N`` runs mutmut with N parallel tests (run times marked in the
+    table when N is not 2).
     ``... --sample K MODULE...``: a quick, deterministic sample: generate the mutants, run
     about one in ``K`` of each module's (chosen by a seeded hash of the name, so the same code
     gives the same sample), print the sampled score; never writes the table
@@ -115,12 +116,12 @@ def results(modules: list[str], only: set[str] | None = None) -> dict[str, Score
     return scores
 
 
-def run_mutmut(patterns: list[str]) -> float:
+def run_mutmut(patterns: list[str], children: int = 2, *, check: bool = True) -> float:
     """Run mutmut on ``patterns`` (its output to stderr); the seconds it took."""
     start = time.monotonic()
     subprocess.run(
-        [_mutmut(), "run", "--max-children", "2", *patterns],
-        check=True,
+        [_mutmut(), "run", "--max-children", str(children), *patterns],
+        check=check,
         stdout=sys.stderr,
         stderr=sys.stderr,
     )
@@ -158,86 +159,106 @@ def print_scores(scores: dict[str, Score], *, survivors: bool = True) -> None:
                 print(f"  surviving: {name}")
 
 
-_ROW_RE = re.compile(
-    r"^\| `(?P<module>[\w.]+)`[^|]* \| (?P<total>[\d,]+) \| (?P<detected>[\d,]+) "
-    r"\| (?P<undetected>[\d,]+) \| [^|]+ \| (?:(?P<minutes>[\d.]+) min|—) \|$"
-)
+@dataclass(frozen=True)
+class Row:
+    """One module's line of the table: its counts and its formatted cells."""
 
-
-@dataclass
-class KeptRow:
-    """A module's row of the previous table, kept when this run has no results for it."""
-
-    line: str
+    module: str
     total: int
     detected: int
-    minutes: float | None
+    undetected: int
+    line: str
+    seconds: float | None
 
 
-def previous_rows(doc: Path) -> dict[str, KeptRow]:
-    """The module rows of the table between the markers of ``doc`` (none when unreadable)."""
-    _, _, rest = doc.read_text().partition(START)
+_ROW_RE = re.compile(
+    r"^\| `(?P<module>[^`]+)`[^|]*\| (?P<total>[\d,]+) \| (?P<detected>[\d,]+) "
+    r"\| (?P<undetected>[\d,]+) \| [^|]* \| (?P<took>[^|]*) \|$"
+)
+_TOOK_RE = re.compile(r"^(?P<minutes>\d+(?:\.\d+)?) min")
+
+
+def parse_rows(text: str) -> dict[str, Row]:
+    """The module rows of a table written by :func:`table` (the ``all`` row is left out)."""
     rows = {}
-    for line in rest.partition(END)[0].splitlines():
-        m = _ROW_RE.match(line)
-        if m:
-            total, detected = (int(m[k].replace(",", "")) for k in ("total", "detected"))
-            minutes = float(m["minutes"]) if m["minutes"] else None
-            rows[m["module"]] = KeptRow(line, total, detected, minutes)
+    for line in text.splitlines():
+        match = _ROW_RE.match(line)
+        if match:
+            took = _TOOK_RE.match(match["took"].strip())
+            total, detected, undetected = (
+                int(match[k].replace(",", "")) for k in ("total", "detected", "undetected")
+            )
+            seconds = float(took["minutes"]) * 60 if took else None
+            rows[match["module"]] = Row(
+                match["module"], total, detected, undetected, line, seconds
+            )
     return rows
+
+
+def _row(module: str, s: Score, seconds: float | None, children: int) -> Row:
+    what = DESCRIPTIONS.get(module)
+    label = f"`{module}` ({what})" if what else f"`{module}`"
+    took = "—" if seconds is None else f"{seconds / 60:.1f} min"
+    if seconds is not None and children != 2:
+        took += f" ({children} core{'s' if children > 1 else ''})"
+    score = f"{s.score:.1f} %" if s.total else "not run"
+    if s.total and s.counts["not checked"]:
+        score += f" (partial: {s.counts['not checked']:,} not run)"
+    line = f"| {label} | {s.total:,} | {s.detected:,} | {s.undetected:,} | {score} | {took} |"
+    return Row(module, s.total, s.detected, s.undetected, line, seconds)
 
 
 def table(
     scores: dict[str, Score],
     seconds: dict[str, float],
     when: dt.date,
-    kept: dict[str, KeptRow] | None = None,
+    *,
+    keep: dict[str, Row] | None = None,
+    children: int = 2,
 ) -> str:
-    """The Markdown score table (with its header line) written between the markers; a module
-    without results takes its row from ``kept`` when there is one there."""
-    kept = {m: r for m, r in (kept or {}).items() if m in scores and not scores[m].total}
-    fresh = [s for m, s in scores.items() if m not in kept]
-    total = Score(counts=sum((s.counts for s in fresh), Counter()))
-    n_total = total.total + sum(r.total for r in kept.values())
-    n_detected = total.detected + sum(r.detected for r in kept.values())
-    n_score = 100.0 * n_detected / n_total if n_total else float("nan")
-    minutes = (sum(seconds.values()) / 60) + sum(r.minutes or 0.0 for r in kept.values())
+    """The Markdown score table (with its header line) written between the markers.
+
+    ``keep``: rows of an earlier table (:func:`parse_rows`); those of modules not in
+    ``scores`` stay as they were (in their place), so that a run of a few modules updates
+    their rows only. The ``all`` row sums every row.
+    """
+    fresh = {m: _row(m, s, seconds.get(m), children) for m, s in scores.items()}
+    rows = {m: fresh.get(m, r) for m, r in (keep or {}).items()} | fresh
+    total, detected = sum(r.total for r in rows.values()), sum(r.detected for r in rows.values())
+    undetected = sum(r.undetected for r in rows.values())
+    pct = f"{100.0 * detected / total:.1f} %" if total else "not run"
+    known = [r.seconds for r in rows.values() if r.seconds is not None]
+    minutes = sum(known) / 60
     took_all = (
-        f"{minutes:.0f} min on 2 cores (`--max-children 2`)" if seconds else "run time unknown"
+        f"{minutes:.0f} min on 2 cores (`--max-children 2`) unless a row says otherwise"
+        if known
+        else "run time unknown"
     )
-    note = (
-        f" The rows of {len(kept)} modules without results in this run are kept from the "
-        "previous table."
+    kept = [m for m in rows if m not in fresh]
+    updated = (
+        f" Rows updated on {when.isoformat()}: {', '.join(f'`{m}`' for m in fresh)}; the other "
+        "rows are kept from earlier runs."
         if kept
         else ""
     )
+    counts = f"| **all** | **{total:,}** | **{detected:,}** | **{undetected:,}** | **{pct}** |"
     lines = [
         f"Generated by `make mutation` ({Path(__file__).name}) on {when.isoformat()}: "
-        f"mutmut {importlib.metadata.version('mutmut')}, {n_total:,} mutants, {took_all}.{note}",
+        f"mutmut {importlib.metadata.version('mutmut')}, {total:,} mutants, {took_all}." + updated,
         "",
         "| module | mutants | detected | undetected | score | run time |",
         "|---|---:|---:|---:|---:|---:|",
+        *(r.line for r in rows.values()),
+        f"{counts} **{minutes:.0f} min** |" if known else f"{counts} — |",
     ]
-    for module, s in scores.items():
-        if module in kept:
-            lines.append(kept[module].line)
-            continue
-        what = DESCRIPTIONS.get(module)
-        label = f"`{module}` ({what})" if what else f"`{module}`"
-        took = f"{seconds[module] / 60:.1f} min" if module in seconds else "—"
-        score = f"{s.score:.1f} %" if s.total else "not run"
-        if s.total and s.counts["not checked"]:
-            score += f" (partial: {s.counts['not checked']:,} not run)"
-        lines.append(
-            f"| {label} | {s.total:,} | {s.detected:,} | {s.undetected:,} | {score} | {took} |"
-        )
-    lines.append(
-        f"| **all** | **{n_total:,}** | **{n_detected:,}** | **{n_total - n_detected:,}** "
-        f"| **{n_score:.1f} %** | **{minutes:.0f} min** |"
-        if seconds
-        else f"| **{n_score:.1f} %** | — |"
-    )
     return "\n".join(lines)
+
+
+def read_table(doc: Path) -> str:
+    """What lies between the markers of ``doc`` (empty when it has none)."""
+    _, start, rest = doc.read_text().partition(START)
+    inside, end, _ = rest.partition(END)
+    return inside if start and end else ""
 
 
 def write_table(doc: Path, text: str) -> None:
@@ -259,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, metavar="K", help="run ~1 in K mutants only")
     parser.add_argument("--seed", default="costeer", help="seed of the sample")
     parser.add_argument(
+        "--max-children",
+        type=int,
+        default=2,
+        metavar="N",
+        help="mutmut's parallel test runs (default 2; other run times are marked in the table)",
+    )
+    parser.add_argument(
         "--took",
         action="append",
         default=[],
@@ -271,14 +299,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.doc:
             parser.error("--sample never writes the table")
         start = time.monotonic()
-        # generate the mutants (a pattern no mutant has: nothing is run but the clean tests)
-        run_mutmut(["costeer_lab.__generate_only__"])
+        # generate the mutants: a name no mutant has (mutmut 3.8 generates them, then stops
+        # with an error that nothing matches, which is expected here)
+        run_mutmut(["costeer_lab.__generate_only__"], args.max_children, check=False)
         picked = [
             n
             for names in all_mutant_names(modules).values()
             for n in sample(names, args.sample, args.seed)
         ]
-        run_mutmut(picked)
+        if not picked:
+            raise SystemExit("no mutants generated (see mutmut's output above)")
+        run_mutmut(picked, args.max_children)
         scores = results(modules, only=set(picked))
         print(
             f"SAMPLED score (1 in {args.sample}, seed {args.seed!r}, {len(picked)} mutants, "
@@ -288,11 +319,14 @@ def main(argv: list[str] | None = None) -> int:
         seconds = {m: float(t) for m, _, t in (x.partition("=") for x in args.took)}
         if args.run:
             for module in modules:
-                seconds[module] = run_mutmut([f"{module}.*"])
+                seconds[module] = run_mutmut([f"{module}.*"], args.max_children)
         scores = results(modules)
         if args.doc:
-            kept = previous_rows(args.doc)
-            write_table(args.doc, table(scores, seconds, dt.date.today(), kept))
+            keep = parse_rows(read_table(args.doc))
+            when = dt.date.today()
+            write_table(
+                args.doc, table(scores, seconds, when, keep=keep, children=args.max_children)
+            )
     print_scores(scores)
     return 1 if any(not s.total or s.score < args.min for s in scores.values()) else 0
 

@@ -1,6 +1,9 @@
 """Issue 22: a factor right on one date, the rank-IC condition, and feedback as an oracle.
 
 Each test failed on the code before the fix (see the commit message of this file).
+The tests over every alpha158 task (a module-scoped suite, seconds) are marked ``slow``: they
+stay in ``make test`` and out of mutmut's per-mutant runs, where the exact small-panel tests
+here and in ``tests/evaluate/test_factor_compare_exact.py`` pin the same rules.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ def one_date(truth: pd.Series) -> pd.Series:
 
 
 # -- 1: a factor right on one date -----------------------------------------------------------
+@pytest.mark.slow
 def test_a_factor_right_on_one_date_is_rejected_on_every_alpha158_task(
     truths: dict[str, pd.Series],
 ) -> None:
@@ -66,6 +70,7 @@ def test_a_factor_right_on_one_date_is_rejected_on_every_alpha158_task(
     assert accepted == []  # before: 158 of 158 under the default rule
 
 
+@pytest.mark.slow
 def test_a_factor_without_a_moving_average_fails_end_to_end(
     suite: Suite, evaluator: FactorEvaluator
 ) -> None:
@@ -93,6 +98,7 @@ def _constant_on(truth: pd.Series, share: float) -> pd.Series:
     return (truth * 2 + 1).where((_dates(truth) < cut) | truth.isna(), 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["alpha158/MA10", "alpha158/RANK20", "alpha158/KMID"])
 def test_a_factor_constant_on_a_tenth_of_the_dates_is_rejected(
     truths: dict[str, pd.Series], name: str
@@ -108,6 +114,7 @@ def test_a_factor_constant_on_a_tenth_of_the_dates_is_rejected(
     assert everywhere.metrics["ic_date_coverage"] == 1.0
 
 
+@pytest.mark.slow
 def test_rewrites_stay_accepted_on_every_alpha158_task(truths: dict[str, pd.Series]) -> None:
     """Ground truths, per-date affine transforms and (under the correlated rule) monotone
     rewrites pass; dates where the truth is flat (warm-up) are not scored."""
@@ -251,6 +258,7 @@ def _visible(lines: list[str]) -> list[str]:
     return [ln for ln in lines if not ln.startswith("  20")]
 
 
+@pytest.mark.slow
 def test_diagnostics_shows_no_precise_metric(truths: dict[str, pd.Series]) -> None:
     truth = truths["alpha158/MA10"]
     noisy = truth + np.random.default_rng(0).normal(scale=0.02, size=len(truth))
@@ -265,6 +273,7 @@ def test_diagnostics_shows_no_precise_metric(truths: dict[str, pd.Series]) -> No
     assert re.search(r"rows that differ \(\d+ in all", "\n".join(full.lines))
 
 
+@pytest.mark.slow
 def test_a_greedy_climber_sees_no_change_at_diagnostics(truths: dict[str, pd.Series]) -> None:
     """Small steps toward (or away from) the truth leave the visible text as it was: an
     adaptive coder has nothing to climb; the researcher's ``full`` text moves every step."""
