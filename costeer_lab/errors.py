@@ -21,7 +21,7 @@ __all__ = [
     "did_you_mean",
 ]
 __all__ += ["GroundTruthError", "IsolationError", "LLMError", "ReplayMissError"]
-__all__ += ["MemoryRefusedError"]
+__all__ += ["ENDPOINT_ERROR_KINDS", "EndpointError", "MemoryRefusedError"]
 
 
 class CosteerLabError(Exception):
@@ -84,6 +84,46 @@ def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
 
 class LLMError(CosteerLabError):
     """A chat model call failed for good (authentication, retries exhausted, bad endpoint, …)."""
+
+
+class EndpointError(LLMError):
+    """A model endpoint failed in a way that says nothing about the model's answer: an
+    infrastructure error. Never an attempt, never knowledge.
+
+    ``kind`` is one of :data:`ENDPOINT_ERROR_KINDS`:
+
+    - ``auth``: the endpoint refused the API key (401/403) — a configuration error;
+    - ``model_not_found``: the endpoint does not serve the model (404) — a configuration error;
+    - ``bad_request``: the endpoint rejected the request's shape (400/422) — a configuration error;
+    - ``unreachable``: connection refused / DNS failure, after the retries;
+    - ``timeout``: the request timed out, after the retries;
+    - ``server``: 429 or 5xx, after the retries.
+
+    ``configuration`` is true for the first three: retrying later cannot help, so a run stops.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        if kind not in ENDPOINT_ERROR_KINDS:
+            raise ValueError(f"unknown endpoint error kind {kind!r}")
+        self.kind = kind
+        self.status = status
+
+    @property
+    def configuration(self) -> bool:
+        """Whether the error lies in the configuration (key, model, request)."""
+        return self.kind in ("auth", "model_not_found", "bad_request")
+
+
+#: The kinds of :class:`EndpointError`.
+ENDPOINT_ERROR_KINDS = (
+    "auth",
+    "model_not_found",
+    "bad_request",
+    "unreachable",
+    "timeout",
+    "server",
+)
 
 
 class ReplayMissError(LLMError, LookupError):
