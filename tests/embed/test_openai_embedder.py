@@ -192,3 +192,23 @@ def test_retry_after_header_forms() -> None:
     assert _retry_after_s({"retry-after": "soon"}) is None
     in_30s = _retry_after_s({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert in_30s is not None and 25.0 < in_30s <= 30.0
+
+
+def test_responses_are_cached_and_replayed_without_the_server(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from costeer_lab.store import get_store
+
+    store = get_store(f"sqlite:///{Path(str(tmp_path)) / 'cache.db'}")
+    with FakeOpenAIServer() as server:
+        emb, _ = make(server, model="my-embedder", cache=store)  # dimension probed once
+        first = emb.embed(["rolling mean", "volume"])
+        base_url = server.base_url
+        assert len(server.requests_to(EMB)) == 2
+    replay = OpenAIEmbedder(
+        "my-embedder", api_key="k", base_url=base_url, cache=store, cache_mode="replay_only"
+    )
+    assert replay.dim == emb.dim == 384
+    np.testing.assert_array_equal(replay.embed(["rolling mean", "volume"]), first)
+    assert replay.requests_sent == 0
+    store.close()
