@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def client(ep: Endpoint | FakeOpenAIServer, **kw: Any) -> ModelClient:
 def test_each_failure_is_an_endpoint_error_of_its_kind(kind: str, call: str) -> None:
     with failing_endpoint(kind) as (ep, server):
         c = client(ep)
-        run = {
+        run: Callable[[], object] = {
             "chat": lambda: c.chat(MSG),
             "completion": lambda: c.complete("def f():", stop=["\ndef "]),
             "embedding": lambda: c.embed(["a"]),
