@@ -23,6 +23,7 @@ __all__ = [
     "ImplementOutcome",
     "crn_stream",
     "infra_exception",
+    "is_fatal",
     "knowledge_for_task",
 ]
 

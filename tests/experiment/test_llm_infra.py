@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from costeer_lab.cli import main
-from costeer_lab.errors import EndpointError
+from costeer_lab.errors import EndpointError, ReplayMissError
 from costeer_lab.evolve import crn_stream
 from costeer_lab.experiment import load_results, run_experiment
 from costeer_lab.suites import load_suite
@@ -191,3 +191,8 @@ def test_a_recorded_run_replays_without_the_server(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(a.drop(columns="run_id"), b.drop(columns="run_id"))
     assert not (tmp_path / "rep" / "llm_cache.db").exists()
     assert len(a) == 4 and a["success"].all()
+    # a request the recording never made (another temperature) stops the replay at once
+    changed = spec(ep, cache_mode="replay_only", store=f"sqlite:///{cache}", temperature=0.5)
+    with pytest.raises(ReplayMissError, match="replay_only: no cached response"):
+        run_experiment(changed, tmp_path / "miss", progress=False)
+    assert learned(tmp_path / "miss" / "kb" / "rag-seed0.db") == []
