@@ -106,7 +106,7 @@ def test_llm_section(settings_env: SettingsEnv) -> None:
     coder = LLMCoder()
     assert coder.settings.model == "gpt-4.1-mini"
     assert coder.settings.max_former_traces == 5
-    assert coder._endpoint().timeout_s == 9.0  # llm endpoint falls back to the openai section
+    assert coder.client.timeout_s == 9.0  # llm endpoint falls back to the openai section
     assert LLMCoder(model="gpt-4o").settings.model == "gpt-4o"  # explicit beats env
 
 

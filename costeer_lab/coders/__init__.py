@@ -1,7 +1,8 @@
 """Coders: turn a task plus retrieved knowledge into code (:class:`BaseCoder`).
 
 ``ReuseCoder`` is the offline default (adapts retrieved code, never calls an LLM);
-``LLMCoder`` prompts any OpenAI-compatible chat endpoint, with a response cache in the store
+``LLMCoder`` prompts any OpenAI-compatible endpoint (chat or plain completions) through the one
+model client (:mod:`costeer_lab.llm`), with a response cache in the store
 that can replay a recorded experiment with no network. The LLM parts (and pydantic) are imported
 lazily, so ``from costeer_lab.coders import ReuseCoder`` stays light.
 
@@ -26,12 +27,12 @@ from costeer_lab.coders._reuse import ReuseCoder
 from costeer_lab.errors import LLMError, ReplayMissError
 
 if TYPE_CHECKING:
-    from costeer_lab.coders._cache import CacheMode
     from costeer_lab.coders._llm import LLMCoder
+    from costeer_lab.llm._cache import CacheMode
     from costeer_lab.settings import LLMSettings
 
 _LAZY: dict[str, str] = {
-    "CacheMode": "costeer_lab.coders._cache",
+    "CacheMode": "costeer_lab.llm._cache",
     "LLMCoder": "costeer_lab.coders._llm",
     "LLMSettings": "costeer_lab.settings",
 }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+import functools
+import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -124,10 +126,22 @@ class AbstractCoder(abc.ABC):
         task: Task,
         queried_knowledge: QueriedKnowledge,
         last_feedback: SingleFeedback | None,
+        *,
+        stream: int | None = None,
     ) -> CoderResult:
-        """Implement ``task`` and report tokens, cost, duration and the knowledge used."""
+        """Implement ``task`` and report tokens, cost, duration and the knowledge used.
+
+        ``stream`` is the random stream of this (seed, task, attempt) — common random numbers:
+        the evolution loop derives it the same way in every arm (``evolve.crn_stream``), so two
+        arms that make the same request for the same attempt draw the same sample. A coder with
+        random choices uses it (the LLM coder sends it as the request ``seed``); others may
+        ignore it (a subclass whose ``_implement`` takes no ``stream`` never receives it).
+        """
         start = time.perf_counter()
-        result = self._implement(task, queried_knowledge, last_feedback)
+        if stream is not None and _takes_stream(type(self)):
+            result = self._implement(task, queried_knowledge, last_feedback, stream=stream)
+        else:
+            result = self._implement(task, queried_knowledge, last_feedback)
         return replace(result, duration_s=time.perf_counter() - start)
 
     @abc.abstractmethod
@@ -136,6 +150,8 @@ class AbstractCoder(abc.ABC):
         task: Task,
         queried_knowledge: QueriedKnowledge,
         last_feedback: SingleFeedback | None,
+        *,
+        stream: int | None = None,
     ) -> CoderResult: ...
 
     @abc.abstractmethod
@@ -144,6 +160,13 @@ class AbstractCoder(abc.ABC):
 
     def __reduce__(self) -> tuple[Any, tuple[type[AbstractCoder], dict[str, Any]]]:
         return _from_config, (type(self), self.to_config(include_secrets=True))
+
+
+@functools.cache
+def _takes_stream(cls: type[AbstractCoder]) -> bool:
+    """Whether ``cls._implement`` accepts the ``stream`` keyword (older subclasses do not)."""
+    params = inspect.signature(cls._implement).parameters
+    return "stream" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _from_config(cls: type[AbstractCoder], config: Mapping[str, Any]) -> AbstractCoder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -10,7 +11,14 @@ from costeer_lab.coders._contracts import contract_for, task_family
 from costeer_lab.records import Knowledge, QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.settings import LLMSettings
 
-__all__ = ["Prompt", "build_prompt"]
+__all__ = [
+    "COMPLETION_STOP",
+    "FENCE_STOP",
+    "Prompt",
+    "build_completion_prompt",
+    "build_prompt",
+    "function_stub",
+]
 
 _SYSTEM = """\
 You are an expert Python developer implementing one task at a time. Follow this contract exactly:
@@ -150,3 +158,99 @@ def build_prompt(
         {"role": "user", "content": "\n\n".join(sections)},
     )
     return Prompt(messages, tuple(used))
+
+
+#: Stop sequences of plain completions when ``LLMSettings.stop`` is ``None``: the model has
+#: finished the function body when it starts another top-level statement.
+COMPLETION_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#", "\n\n\n")
+#: Stop sequence of the plain-text fallback prompt (it ends in an opened code fence).
+FENCE_STOP = ("\n```",)
+#: Characters of the last attempt's feedback kept in a completion prompt's comment block.
+_FEEDBACK_CHARS = 600
+
+
+def function_stub(task: Task) -> str | None:
+    """The task's Python function stub (signature + docstring, HumanEval style), if it has one.
+
+    Example:
+        >>> function_stub(Task("t", "add", "", extra={"prompt": "def add(a, b):\\n"}))
+        'def add(a, b):\\n'
+        >>> function_stub(Task("t", "MA5", "mean")) is None
+        True
+    """
+    stub = task.extra.get("prompt")
+    if isinstance(stub, str) and re.search(r"^def \w+\(", stub, re.M):
+        return stub
+    return None
+
+
+def _commented(text: str) -> str:
+    return "\n".join(f"# {line}".rstrip() for line in text.strip().splitlines())
+
+
+def _main_code(ws: Workspace) -> str:
+    return ws.files.get(ws.main_file, "").strip("\n")
+
+
+def build_completion_prompt(
+    task: Task,
+    queried_knowledge: QueriedKnowledge,
+    last_feedback: SingleFeedback | None,
+    settings: LLMSettings,
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """``(prompt_text, stop, used_knowledge_ids)`` of a plain completion (base models).
+
+    For a task with a Python function stub (:func:`function_stub`): the solved similar
+    examples' code (similar successful, component matches, known fixes — up to the settings'
+    limits; a listing longer than ``max_chars_per_item`` is left out rather than cut), each a
+    complete function; then the last failing attempt and its feedback (short) as a comment
+    block; then the target stub, which the model continues. ``stop`` is ``settings.stop`` or
+    :data:`COMPLETION_STOP`. The workspace is the stub followed by the completion.
+
+    Any other task (factor tasks) gets the chat prompt rendered as plain text ending in an
+    opened ```` ```python ```` fence; ``stop`` is ``settings.stop`` or :data:`FENCE_STOP`.
+
+    Example:
+        >>> stub = "def inc(x):\\n    '''Add one.'''\\n"
+        >>> text, stop, used = build_completion_prompt(
+        ...     Task("t", "inc", "", extra={"prompt": stub}), QueriedKnowledge(), None,
+        ...     LLMSettings(api="completions"))
+        >>> text.endswith(stub), stop[0], used
+        (True, '\\ndef ', ())
+    """
+    qk, lim = queried_knowledge, settings.max_chars_per_item
+    stub = function_stub(task)
+    if stub is None:
+        prompt = build_prompt(task, qk, last_feedback, settings)
+        text = "\n\n".join(f"### {m['role'].title()}\n{m['content']}" for m in prompt.messages)
+        stop = tuple(settings.stop) if settings.stop is not None else FENCE_STOP
+        return f"{text}\n\n### Assistant\n```python\n", stop, prompt.used_knowledge_ids
+    used: list[str] = []
+    blocks: list[str] = []
+
+    def add(k: Knowledge) -> None:
+        code = _main_code(k.implementation)
+        if k.id not in used and code and len(code) <= lim and code not in blocks:
+            blocks.append(code)
+            used.append(k.id)
+
+    for s in list(qk.similar_successful.get(task.id, ()))[: settings.max_similar]:
+        add(s.knowledge)
+    for s in list(qk.component_matches.get(task.id, ()))[: settings.max_component_matches]:
+        add(s.knowledge)
+    for fx in list(qk.error_fixes.get(task.id, ()))[: settings.max_error_fixes]:
+        add(fx.fixed)
+    traces = list(qk.former_traces.get(task.id, ()))
+    last = traces[-1] if traces and settings.max_former_traces else None
+    if last is not None or last_feedback is not None:
+        lines = ["A previous attempt at the function below failed."]
+        if last is not None:
+            used.append(last.id)
+            lines += ["Attempt:", _clip(_main_code(last.implementation), lim)]
+        fb = last_feedback if last_feedback is not None else last.feedback if last else None
+        if fb is not None:
+            lines += ["Feedback:", _clip(_feedback_text(fb, lim), _FEEDBACK_CHARS)]
+        blocks.append(_commented("\n".join(lines)))
+    blocks.append(stub.rstrip("\n") + "\n")
+    stop = tuple(settings.stop) if settings.stop is not None else COMPLETION_STOP
+    return "\n\n\n".join(blocks), stop, tuple(used)

@@ -123,7 +123,12 @@ class ReuseCoder(AbstractCoder):
                     yield k
 
     def _implement(
-        self, task: Task, queried_knowledge: QueriedKnowledge, last_feedback: SingleFeedback | None
+        self,
+        task: Task,
+        queried_knowledge: QueriedKnowledge,
+        last_feedback: SingleFeedback | None,
+        *,
+        stream: int | None = None,  # no random choice depends on the stream
     ) -> CoderResult:
         qk = queried_knowledge
         own = qk.success_task_to_knowledge.get(task.id)

@@ -8,21 +8,21 @@ Replies are untrusted: the tool and inputs are checked by the tool box, never ex
 
 from __future__ import annotations
 
+import functools
 import json
-import random
 import re
 from typing import TYPE_CHECKING, Any
 
-from costeer_lab._retry import call_with_retries, openai_retryable
 from costeer_lab.context._completion import Validator
 from costeer_lab.context._planner import PlannedStep
 from costeer_lab.context._task import TaskContext
 from costeer_lab.context._tools import TOOLS
-from costeer_lab.errors import ConfigurationError, LLMError
+from costeer_lab.errors import LLMError
+from costeer_lab.llm import ModelClient
 from costeer_lab.settings import LLMSettings, get_settings
 
 if TYPE_CHECKING:
-    import openai
+    from costeer_lab.store._base import BaseStore
 
 __all__ = ["LLMPlanner"]
 
@@ -88,7 +88,10 @@ class LLMPlanner:
     """A :class:`~costeer_lab.context.Planner` backed by an OpenAI-compatible chat model.
 
     Endpoint, model, retries and temperature come from ``settings`` (default: the ``llm``
-    section), with ``model`` / ``base_url`` / ``api_key`` overriding them.
+    section), with ``model`` / ``base_url`` / ``api_key`` overriding them. Requests go through
+    a :class:`~costeer_lab.llm.ModelClient` (endpoint failures are
+    :class:`~costeer_lab.errors.EndpointError`); ``cache`` (a store or store URL) records and
+    replays the replies (``settings.cache_mode``).
 
     Example:
         >>> from costeer_lab.testing import FakeOpenAIServer
@@ -108,6 +111,7 @@ class LLMPlanner:
         api_key: str | None = None,
         settings: LLMSettings | None = None,
         validator: Validator | None = None,
+        cache: BaseStore | str | None = None,
     ) -> None:
         base = settings or get_settings().llm
         #: Tells the model what the completion rule still misses (use the manager's).
@@ -115,37 +119,24 @@ class LLMPlanner:
         changes = {k: v for k, v in (("model", model), ("base_url", base_url),
                                      ("api_key", api_key)) if v is not None}  # fmt: skip
         self.settings = base.model_copy(update=changes)
-        self._client: openai.OpenAI | None = None
-        self._rng = random.Random(self.settings.seed)
+        source: Any = functools.partial(_open_store, cache) if isinstance(cache, str) else cache
+        self.client = ModelClient.from_llm_settings(
+            self.settings,
+            cache=source,
+            cache_mode=None if cache is not None else "off",
+            purpose="LLMPlanner",
+        )
         #: Every (messages, reply) exchanged, in order.
         self.transcript: list[tuple[list[dict[str, str]], str]] = []
-
-    def _get_client(self) -> openai.OpenAI:
-        if self._client is None:
-            import openai
-
-            ep = self.settings.resolve_endpoint(get_settings().openai)
-            if not ep.api_key:
-                raise ConfigurationError(
-                    f"LLMPlanner(model={self.settings.model!r}) has no API key: pass api_key=..., "
-                    "set COSTEER_LAB_OPENAI__API_KEY or OPENAI_API_KEY"
-                )
-            self._client = openai.OpenAI(
-                api_key=ep.api_key, base_url=ep.base_url, timeout=ep.timeout_s, max_retries=0
-            )
-        return self._client
 
     def plan(self, ctx: TaskContext) -> PlannedStep | None:
         """Ask the model for the next step of ``ctx``.
 
         Raises:
-            LLMError: the endpoint fails for good, or the reply is not a valid step.
+            EndpointError: the endpoint fails for good (an ``LLMError``).
+            LLMError: the reply is not a valid step.
             ConfigurationError: no API key is configured.
         """
-        import openai
-
-        client = self._get_client()
-        ep = self.settings.resolve_endpoint(get_settings().openai)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": describe_context(ctx, self.validator)},
@@ -156,24 +147,12 @@ class LLMPlanner:
         }
         if self.settings.send_seed:
             params["seed"] = self.settings.seed
-        try:
-            reply = call_with_retries(
-                lambda: client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    **params,
-                ),
-                max_retries=ep.max_retries,
-                backoff_initial_s=ep.backoff_initial_s,
-                backoff_max_s=ep.backoff_max_s,
-                jitter=self._rng.random,
-                retryable=openai_retryable,
-            )
-        except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise LLMError(
-                f"planner request to {ep.base_url or 'api.openai.com'} for model "
-                f"{self.settings.model!r} failed: {exc}"
-            ) from exc
-        content = (reply.choices[0].message.content if reply.choices else None) or ""
+        content = self.client.chat(messages, **params).content
         self.transcript.append((messages, content))
         return parse_step(content)
+
+
+def _open_store(url: str) -> BaseStore:
+    from costeer_lab.store import get_store
+
+    return get_store(url)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab._retry import call_with_retries
 from costeer_lab.embed._base import BaseEmbedder
-from costeer_lab.errors import ConfigurationError, EmbedderError, InvalidInputError
+from costeer_lab.errors import EmbedderError, InvalidInputError
+from costeer_lab.llm import CacheMode, LLMResponseCache, ModelClient
 from costeer_lab.settings import OpenAISettings, get_settings
 
 if TYPE_CHECKING:
-    import openai
+    from costeer_lab.store._base import BaseStore
 
 __all__ = ["KNOWN_DIMS", "OpenAIEmbedder"]
 
@@ -30,14 +28,17 @@ KNOWN_DIMS: dict[str, int] = {
 
 
 class OpenAIEmbedder(BaseEmbedder):
-    """Embeddings from an OpenAI-compatible endpoint, batched, with honest retries.
+    """Embeddings from an OpenAI-compatible endpoint, batched, through the one model client.
 
     ``api_key`` / ``base_url`` come from the explicit arguments, else the ``settings`` section
     (default: ``get_settings().openai``, env ``COSTEER_LAB_OPENAI__*``), else the standard
-    ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` variables. The client's own retries are disabled;
-    this class retries 429, 5xx and connection errors up to ``max_retries`` times with jittered
-    exponential backoff (seeded), honouring ``Retry-After`` (up to 60 s). 401/403 raise
-    :class:`EmbedderError` at once.
+    ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` variables. Requests go through a
+    :class:`~costeer_lab.llm.ModelClient`: 429, 5xx, connection errors and time-outs are retried
+    up to ``max_retries`` times with seeded jittered backoff, honouring ``Retry-After`` (up to
+    60 s); every endpoint failure is an :class:`~costeer_lab.errors.EndpointError` (401/403 at
+    once, kind ``auth``). With ``cache`` (a store, a function opening one, or a
+    :class:`~costeer_lab.llm.LLMResponseCache`) the raw responses are recorded and replayed
+    like every model call (``cache_mode``).
 
     The dimension is the model's known native size, or ``dim`` (sent as ``dimensions``), or found
     by one probe request at construction. Empty strings, which the API rejects, are sent as a
@@ -51,6 +52,7 @@ class OpenAIEmbedder(BaseEmbedder):
         settings: an :class:`OpenAISettings` section (default: the global settings).
         seed: seed of the backoff jitter.
         sleep: the function used to wait between retries (tests may record the waits).
+        cache / cache_mode: the response cache (see :class:`~costeer_lab.llm.ModelClient`).
 
     Example:
         >>> e = OpenAIEmbedder("text-embedding-3-small", api_key="...")  # doctest: +SKIP
@@ -75,6 +77,8 @@ class OpenAIEmbedder(BaseEmbedder):
         settings: OpenAISettings | None = None,
         seed: int = 0,
         sleep: Callable[[float], None] = time.sleep,
+        cache: LLMResponseCache | BaseStore | Callable[[], BaseStore] | None = None,
+        cache_mode: CacheMode | str = CacheMode.READ_WRITE,
     ) -> None:
         super().__init__()
         if not isinstance(model, str) or not model.strip():
@@ -84,41 +88,32 @@ class OpenAIEmbedder(BaseEmbedder):
         s = settings if settings is not None else get_settings().openai
         self.model = model
         self.name = f"openai:{model}"
-        self.api_key = api_key or s.api_key or os.environ.get("OPENAI_API_KEY")
-        self.base_url = (
-            base_url
-            or s.base_url
-            or os.environ.get("OPENAI_BASE_URL")
-            or "https://api.openai.com/v1"
-        )
         self.batch_size = batch_size if batch_size is not None else s.embed_batch_size
-        self.max_retries = max_retries if max_retries is not None else s.max_retries
-        self.backoff_initial_s = (
-            backoff_initial_s if backoff_initial_s is not None else s.backoff_initial_s
-        )
-        self.backoff_max_s = backoff_max_s if backoff_max_s is not None else s.backoff_max_s
-        timeout = timeout_s if timeout_s is not None else s.timeout_s
-        if self.batch_size < 1 or self.max_retries < 0:
+        if self.batch_size < 1 or (max_retries is not None and max_retries < 0):
             raise InvalidInputError(
                 f"batch_size must be >= 1 and max_retries >= 0, got {self.batch_size}, "
-                f"{self.max_retries}"
+                f"{max_retries}"
             )
-        if not self.api_key:
-            raise ConfigurationError(
-                "no OpenAI API key: pass api_key=, or set COSTEER_LAB_OPENAI__API_KEY or "
-                "OPENAI_API_KEY (local servers without auth accept any value)"
-            )
-        import openai  # imported here: it takes ~0.5 s and only this embedder needs it
-
-        self._client: openai.OpenAI = openai.OpenAI(
-            api_key=self.api_key, base_url=self.base_url, max_retries=0, timeout=timeout
+        self.client = ModelClient(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_initial_s=backoff_initial_s,
+            backoff_max_s=backoff_max_s,
+            settings=s,
+            cache=cache,
+            cache_mode=cache_mode,
+            seed=seed,
+            purpose=f"embedder {self.name!r}",
+            sleep=sleep,
         )
-        self._rng = random.Random(seed)
-        self._sleep = sleep
-        #: HTTP requests sent (including retried ones).
-        self.requests_sent = 0
-        #: Requests that were retried (429, 5xx, connection errors).
-        self.retries = 0
+        self.api_key = self.client.api_key
+        self.base_url = self.client.base_url or "https://api.openai.com/v1"
+        self.max_retries = self.client.max_retries
+        if self.client.cache_mode is not CacheMode.REPLAY_ONLY:
+            self.client.require_key()
         self._send_dimensions = dim is not None
         if dim is not None:
             self.dim = dim
@@ -127,59 +122,29 @@ class OpenAIEmbedder(BaseEmbedder):
         else:
             self.dim = int(self._request([" "]).shape[1])
 
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests sent (including retried ones)."""
+        return self.client.requests_sent
+
+    @property
+    def retries(self) -> int:
+        """Requests that were retried (429, 5xx, connection errors)."""
+        return self.client.retries
+
     # -- HTTP ---------------------------------------------------------------------------------
     def _request(self, batch: list[str]) -> npt.NDArray[np.float32]:
-        """One embeddings request with retries; rows in input order, not yet normalized."""
-        import openai
-
-        dimensions = self.dim if self._send_dimensions else openai.omit
-        attempts = 0
-
-        def send() -> Any:
-            nonlocal attempts
-            attempts += 1
-            self.requests_sent += 1
-            return self._client.embeddings.create(
-                model=self.model, input=batch, dimensions=dimensions
+        """One embeddings request; rows in input order, not yet normalized."""
+        reply = self.client.embed(batch, dimensions=self.dim if self._send_dimensions else None)
+        where = self.client.endpoint
+        if len(reply.embeddings) != len(batch):
+            raise EmbedderError(
+                f"{where} returned {len(reply.embeddings)} embeddings for {len(batch)} inputs"
             )
-
-        def count_retry(_: BaseException) -> None:
-            self.retries += 1
-
-        try:
-            resp = call_with_retries(
-                send,
-                max_retries=self.max_retries,
-                backoff_initial_s=self.backoff_initial_s,
-                backoff_max_s=self.backoff_max_s,
-                jitter=self._rng.random,
-                sleep=self._sleep,
-                on_retry=count_retry,
-            )
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise EmbedderError(
-                f"the endpoint {self.base_url} rejected the API key (HTTP {exc.status_code}) "
-                f"for model {self.model!r}; check COSTEER_LAB_OPENAI__API_KEY / OPENAI_API_KEY"
-            ) from None
-        except openai.APIStatusError as exc:
-            raise EmbedderError(
-                f"embedding request to {self.base_url} (model {self.model!r}) failed "
-                f"with HTTP {exc.status_code} after {attempts} attempt(s): "
-                f"{exc.message}"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise EmbedderError(
-                f"cannot reach {self.base_url} for embeddings after {attempts} attempt(s): {exc}"
-            ) from exc
-        data = sorted(resp.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise EmbedderError(
-                f"{self.base_url} returned {len(data)} embeddings for {len(batch)} inputs"
-            )
-        out = np.asarray([d.embedding for d in data], dtype=np.float32)
+        out = np.asarray(reply.embeddings, dtype=np.float32)
         if out.ndim != 2 or (hasattr(self, "dim") and out.shape[1] != self.dim):
             raise EmbedderError(
-                f"{self.base_url} returned vectors of shape {out.shape} for model "
+                f"{where} returned vectors of shape {out.shape} for model "
                 f"{self.model!r}, expected dimension {getattr(self, 'dim', '?')}"
             )
         return out
@@ -201,4 +166,4 @@ class OpenAIEmbedder(BaseEmbedder):
 
     def close(self) -> None:
         """Close the HTTP client."""
-        self._client.close()
+        self.client.close()

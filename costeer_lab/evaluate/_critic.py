@@ -4,20 +4,24 @@ Off by default (``EvaluatorSettings.critic_enabled``); combine it with a checkin
 through :class:`MultiEvaluator` (``MultiEvaluator([suite.evaluator(), LLMCodeCritic()])``).
 The critic sees the public task and the candidate code, never the ground truth (its text goes
 back to coders). It does not veto by default (``final_decision=True``); with ``veto=True`` a
-reply whose last verdict line is ``VERDICT: PROBLEM`` fails the task. An endpoint error gives a
-note in the ``code`` section, not a failure.
+reply whose last verdict line is ``VERDICT: PROBLEM`` fails the task. The review is optional:
+an endpoint error (:class:`~costeer_lab.errors.EndpointError` from the one model client) gives a
+note in the ``code`` section and ``details["critic_error"]`` (its kind), not a failure.
 """
 
 from __future__ import annotations
 
-import os
-import threading
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from costeer_lab.errors import ConfigurationError
+from costeer_lab.errors import EndpointError
+from costeer_lab.llm import CacheMode, ModelClient
 from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings, get_settings
+
+if TYPE_CHECKING:
+    from costeer_lab.store._base import BaseStore
 
 __all__ = ["LLMCodeCritic"]
 
@@ -38,6 +42,8 @@ class LLMCodeCritic:
         base_url: endpoint (default: settings ``openai.base_url``, then ``OPENAI_BASE_URL``).
         veto: let a ``VERDICT: PROBLEM`` reply fail the task.
         settings: evaluator settings (code size sent, model).
+        cache / cache_mode: a store URL for the response cache (see
+            :class:`~costeer_lab.llm.ModelClient`); ``None``: no cache.
 
     Example:
         >>> from costeer_lab.testing import FakeOpenAIServer
@@ -58,17 +64,28 @@ class LLMCodeCritic:
         settings: EvaluatorSettings | None = None,
         timeout_s: float | None = None,
         max_retries: int | None = None,
+        cache: str | None = None,
+        cache_mode: str = "read_write",
     ) -> None:
-
         oa = get_settings().openai
         self.settings = settings or get_settings().evaluator
         self.model = model or self.settings.critic_model
-        self.api_key = api_key or oa.api_key or os.environ.get("OPENAI_API_KEY")
-        self.base_url = base_url or oa.base_url or os.environ.get("OPENAI_BASE_URL")
         self.veto = veto
-        self.timeout_s = oa.timeout_s if timeout_s is None else timeout_s
-        self.max_retries = oa.max_retries if max_retries is None else max_retries
-        self._local = threading.local()
+        self.cache, self.cache_mode = cache, CacheMode.parse(cache_mode)
+        source = None if cache is None else functools.partial(_open_store, cache)
+        self.client = ModelClient(
+            self.model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            settings=oa,
+            cache=source,
+            cache_mode=self.cache_mode,
+            purpose="LLMCodeCritic",
+        )
+        self.api_key, self.base_url = self.client.api_key, self.client.base_url
+        self.timeout_s, self.max_retries = self.client.timeout_s, self.client.max_retries
 
     def to_spec(self) -> dict[str, Any]:
         """JSON description to rebuild the critic in another process (key included)."""
@@ -80,6 +97,8 @@ class LLMCodeCritic:
             "veto": self.veto,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "cache": self.cache,
+            "cache_mode": self.cache_mode.value,
             "settings": self.settings.model_dump(),
         }
 
@@ -94,25 +113,9 @@ class LLMCodeCritic:
             settings=EvaluatorSettings(**spec.get("settings", {})),
             timeout_s=spec.get("timeout_s"),
             max_retries=spec.get("max_retries"),
+            cache=spec.get("cache"),
+            cache_mode=spec.get("cache_mode", "read_write"),
         )
-
-    def _client(self) -> Any:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            import openai
-
-            if not self.api_key:
-                raise ConfigurationError(
-                    "LLMCodeCritic has no API key: pass api_key=..., set "
-                    "COSTEER_LAB_OPENAI__API_KEY or OPENAI_API_KEY"
-                )
-            client = self._local.client = openai.OpenAI(
-                api_key=self.api_key,
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=self.max_retries,
-            )
-        return client
 
     def messages(self, task: Task, implementation: Workspace) -> list[dict[str, str]]:
         """The chat messages sent for one review (public task + code only)."""
@@ -135,18 +138,14 @@ class LLMCodeCritic:
         self, task: Task, implementation: Workspace, gt_implementation: Workspace | None = None
     ) -> SingleFeedback:
         """Ask the model for a review; ``gt_implementation`` is ignored on purpose."""
-        import openai
-
         try:
-            reply = self._client().chat.completions.create(
-                model=self.model, messages=self.messages(task, implementation), temperature=0
-            )
-            text = (reply.choices[0].message.content or "").strip() if reply.choices else ""
-        except openai.OpenAIError as exc:
+            reply = self.client.chat(self.messages(task, implementation), temperature=0)
+            text = reply.content.strip()
+        except EndpointError as exc:
             return SingleFeedback(
-                code=f"code review unavailable ({type(exc).__name__}: {exc})",
+                code=f"code review unavailable ({exc.kind}: {exc})",
                 final_decision=True,
-                details={"critic_verdict": None},
+                details={"critic_verdict": None, "critic_error": exc.kind},
             )
         verdicts = [
             ln.split(":", 1)[1].strip().upper()
@@ -159,3 +158,9 @@ class LLMCodeCritic:
             final_decision=not (self.veto and verdict == "PROBLEM"),
             details={"critic_verdict": verdict},
         )
+
+
+def _open_store(url: str) -> BaseStore:
+    from costeer_lab.store import get_store
+
+    return get_store(url)

@@ -11,7 +11,7 @@ from costeer_lab.evolve._protocols import (
     SeedableKnowledgeBase,
     StepEvaluator,
 )
-from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
+from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome, crn_stream
 
 __all__ = [
     "DocumentContext",
@@ -25,5 +25,6 @@ __all__ = [
     "SeedableKnowledgeBase",
     "StepEvaluator",
     "TaskContextHook",
+    "crn_stream",
     "make_executor",
 ]

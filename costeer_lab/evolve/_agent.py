@@ -2,6 +2,13 @@
 
 Every completed step is one store transaction (knowledge written by the RAG strategy + the step
 record), so a run killed at any moment resumes from its last completed step.
+
+Infrastructure errors (the model endpoint failed, a replay miss) are not attempts: they are not
+evaluated, not turned into knowledge, not counted as trials; the step record lists them under
+``infra_errors`` and the task is tried again at the next step. A configuration error (refused
+key, unknown model, rejected request) or a replay miss stops the run with that one error, after
+the step's other attempts are saved; so does a transient error that hit every task of
+:data:`INFRA_STREAK_LIMIT` steps in a row.
 """
 
 from __future__ import annotations
@@ -15,11 +22,16 @@ from typing import Any
 # where tqdm's widget bar would be saved as a stale "0 %" placeholder.
 from tqdm import tqdm
 
-from costeer_lab.errors import ConfigurationError
+from costeer_lab.errors import ConfigurationError, EndpointError
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
 from costeer_lab.evolve._protocols import KnowledgeBaseLike, RAGLike, StepEvaluator
-from costeer_lab.evolve._strategy import EvolvingStrategy, ImplementOutcome
+from costeer_lab.evolve._strategy import (
+    EvolvingStrategy,
+    ImplementOutcome,
+    infra_exception,
+    is_fatal,
+)
 from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
@@ -27,6 +39,8 @@ __all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retri
 
 STEP_KIND = "evo_step"
 RUN_KIND = "evo_run"
+#: Steps in a row in which every task hit a transient infrastructure error before the run stops.
+INFRA_STREAK_LIMIT = 3
 
 
 def retrieved_summary(qk: QueriedKnowledge, task_id: str, kinds: Sequence[str]) -> dict[str, Any]:
@@ -71,6 +85,10 @@ class RunState:
     step_walls: list[float] = field(default_factory=list)
     #: Tasks the RAG strategy gave up on (past its trial limit): never selected again.
     given_up: set[str] = field(default_factory=set)
+    #: Infrastructure errors (``step``, ``task_id``, ``kind``, ``message``): not attempts.
+    infra_errors: list[dict[str, Any]] = field(default_factory=list)
+    #: Steps in a row (this process) in which every task hit an infrastructure error.
+    infra_streak: int = 0
 
 
 def kb_size(kb: KnowledgeBaseLike) -> int:
@@ -159,6 +177,9 @@ class EvoAgent:
             state.step = max(state.step, int(rec["step"]))
             for row in rec["attempts"]:
                 self._apply(state, row)
+            state.infra_errors += [
+                {"step": int(rec["step"]), **e} for e in rec.get("infra_errors", ())
+            ]
         return state
 
     @staticmethod
@@ -238,12 +259,32 @@ class EvoAgent:
         else:
             queried = QueriedKnowledge()
         t_query = time.perf_counter()
-        outcomes: list[ImplementOutcome] = self.strategy.implement(
-            tasks, queried, last, seed=self.seed, attempt=step
+        all_outcomes: list[ImplementOutcome] = self.strategy.implement(
+            tasks,
+            queried,
+            last,
+            seed=self.seed,
+            attempt=step,
+            attempts={t.id: state.trials.get(t.id, 0) + 1 for t in tasks},
         )
         t_impl = time.perf_counter()
+        infra = [
+            {"task_id": o.task_id, "kind": o.infra_kind or "server", "message": o.infra_message}
+            | ({"status": o.infra_status} if o.infra_status is not None else {})
+            for o in all_outcomes
+            if o.infra_error is not None
+        ]
+        done = [
+            (t, o, o.workspace)
+            for t, o in zip(tasks, all_outcomes, strict=True)
+            if o.infra_error is None and o.workspace is not None
+        ]
+        tasks = [t for t, _, _ in done]
+        outcomes = [o for _, o, _ in done]
         gts = [item.ground_truth_for_evaluation(index[t.id]) for t in tasks]
-        feedbacks = self.evaluator.evaluate_many(tasks, [o.workspace for o in outcomes], gts)
+        feedbacks = (
+            self.evaluator.evaluate_many(tasks, [ws for _, _, ws in done], gts) if done else []
+        )
         t_eval = time.perf_counter()
         attempts = [
             {
@@ -257,13 +298,10 @@ class EvoAgent:
             for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
         ]
         with self.store.transaction():
-            if self.context is not None:
+            if self.context is not None and tasks:
                 self.context.record_step(self.run_id, step, tasks, outcomes, feedbacks)
-            if self.rag is not None:
-                trace = [
-                    (t, o.workspace, fb)
-                    for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
-                ]
+            if self.rag is not None and done:
+                trace = [(t, ws, fb) for (t, _, ws), fb in zip(done, feedbacks, strict=True)]
                 self.rag.generate_knowledge(self.kb, trace, run_id=self.run_id)
             kb_nodes = kb_size(self.kb) if self.rag is not None and self.kb is not None else 0
             t_gen = time.perf_counter()
@@ -276,12 +314,37 @@ class EvoAgent:
             for a in attempts:
                 a["kb_nodes"] = kb_nodes
                 a["step_timing"] = timing
-            self.store.put_record(
-                STEP_KIND,
-                f"{self.run_id}/{step:05d}",
-                {"run_id": self.run_id, "step": step, "attempts": attempts, "timing": timing},
-            )
+            record: dict[str, Any] = {
+                "run_id": self.run_id,
+                "step": step,
+                "attempts": attempts,
+                "timing": timing,
+            }
+            if infra:
+                record["infra_errors"] = infra
+            self.store.put_record(STEP_KIND, f"{self.run_id}/{step:05d}", record)
         state.step = step
         for a in attempts:
             self._apply(state, a)
+        state.infra_errors += [{"step": step, **e} for e in infra]
+        self._stop_on_infra(state, infra, every_task=not done)
         return True
+
+    def _stop_on_infra(
+        self, state: RunState, infra: list[dict[str, Any]], *, every_task: bool
+    ) -> None:
+        """Raise the step's infrastructure error when the run cannot go on (see the module
+        docstring); the step is already saved."""
+        fatal = [e for e in infra if is_fatal(e["kind"])]
+        if fatal:
+            e = fatal[0]
+            raise infra_exception(e["kind"], e["message"], e.get("status"))
+        state.infra_streak = state.infra_streak + 1 if infra and every_task else 0
+        if state.infra_streak >= INFRA_STREAK_LIMIT:
+            e = infra[0]
+            raise EndpointError(
+                f"run {self.run_id!r} stopped: every task hit an infrastructure error in "
+                f"{INFRA_STREAK_LIMIT} steps in a row; last: {e['message']}",
+                kind=e["kind"] if e["kind"] in ("unreachable", "timeout", "server") else "server",
+                status=e.get("status"),
+            )

@@ -78,6 +78,9 @@ class TaskContextHook:
         """Record one step's implement and evaluate actions for each task."""
         mm = self.manager
         for task, outcome, fb in zip(tasks, outcomes, feedbacks, strict=True):
+            ws = outcome.workspace
+            if ws is None:  # an infrastructure error: not an attempt
+                continue
             cid = self.context_id(run_id, task.id)
             mm.create_task(
                 task.get_task_information(),
@@ -86,7 +89,6 @@ class TaskContextHook:
                 metadata={"run_id": run_id, "task_id": task.id},
                 exist_ok=True,
             )
-            ws = outcome.workspace
             inputs = {"code_sha256": ws.content_hash}
             mm.add_action(
                 cid,

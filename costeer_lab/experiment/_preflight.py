@@ -1,9 +1,13 @@
 """Validate an experiment before anything is written: the output folder, the suite, the task
-selection, the coder, the embedder, the RAG options and the suite's inputs.
+selection, the coder (and its model endpoint), the embedder, the RAG options and the suite's
+inputs.
 
 :func:`run_experiment` calls :func:`preflight` first, so a mistyped name ends in one
 :class:`~costeer_lab.errors.ConfigurationError` naming the spec field, the output folder is left
-untouched, and a configuration error is never recorded as a failed attempt.
+untouched, and a configuration error is never recorded as a failed attempt. A coder with a
+``check()`` (the LLM coder) probes its endpoint unless it replays a recording: a refused key,
+an unknown model, a refused connection or a time-out stops the run with one
+:class:`~costeer_lab.errors.EndpointError`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from costeer_lab.errors import ConfigurationError, CosteerLabError, GroundTruthError
+from costeer_lab.errors import (
+    ConfigurationError,
+    CosteerLabError,
+    EndpointError,
+    GroundTruthError,
+)
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 
 if TYPE_CHECKING:
@@ -25,7 +34,34 @@ if TYPE_CHECKING:
     from costeer_lab.suites import SuiteLike
 from costeer_lab.records import Task
 
-__all__ = ["Preflight", "check_out_dir", "preflight", "select_tasks", "spec_differences"]
+__all__ = [
+    "LLM_CACHE_FILE",
+    "Preflight",
+    "check_out_dir",
+    "coder_config",
+    "preflight",
+    "select_tasks",
+    "spec_differences",
+]
+
+#: The LLM response cache of a run whose ``llm`` coder names no ``store``: ``<out>/llm_cache.db``.
+LLM_CACHE_FILE = "llm_cache.db"
+
+
+def coder_config(spec: ExperimentSpec, out_dir: Path) -> dict[str, Any]:
+    """The coder config a run uses: ``spec.coder``, and for an ``llm`` coder without a
+    ``store`` the run's response cache ``sqlite:///<out>/llm_cache.db`` (absolute path).
+
+    Example:
+        >>> spec = ExperimentSpec.model_validate({"name": "t", "suite": "humaneval",
+        ...     "arms": [{"name": "a"}], "coder": {"name": "llm", "model": "m"}})
+        >>> coder_config(spec, Path("/runs/x"))["store"]
+        'sqlite:////runs/x/llm_cache.db'
+    """
+    cfg = dict(spec.coder)
+    if cfg.get("name") == "llm" and not cfg.get("store"):
+        cfg["store"] = f"sqlite:///{(out_dir / LLM_CACHE_FILE).resolve()}"
+    return cfg
 
 
 @dataclass(frozen=True)
@@ -180,14 +216,33 @@ def _select(
     return targets, seed_tasks
 
 
-def _check_components(spec: ExperimentSpec) -> None:
+def _check_coder_endpoint(coder: Any) -> None:
+    """Probe the coder's model endpoint (``coder.check()``), unless it replays a recording."""
+    check = getattr(coder, "check", None)
+    mode = getattr(getattr(coder, "settings", None), "cache_mode", None)
+    if not callable(check) or mode == "replay_only":
+        return
+    try:
+        check()
+    except EndpointError as exc:
+        raise EndpointError(f"coder: {exc}", kind=exc.kind, status=exc.status) from None
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"coder: {exc}") from None
+    finally:
+        close = getattr(coder, "close", None)
+        if callable(close):
+            close()
+
+
+def _check_components(spec: ExperimentSpec, out_dir: Path) -> None:
     from costeer_lab.coders import coder_from_config
     from costeer_lab.embed import get_embedder
 
     try:
-        coder_from_config(spec.coder)
+        coder = coder_from_config(coder_config(spec, out_dir))
     except CosteerLabError as exc:
         raise ConfigurationError(f"coder.name: {exc}") from None
+    _check_coder_endpoint(coder)
     try:
         get_embedder(spec.embedder)
     except CosteerLabError as exc:
@@ -290,7 +345,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     )
     targets, seed_tasks = _select(suite, spec, seed_suite)
     stages = _stages(suite, spec, targets)
-    _check_components(spec)
+    _check_components(spec, out_dir)
     _check_reference(suite, targets)
     return Preflight(suite, targets, seed_tasks, seed_suite, stages)
 

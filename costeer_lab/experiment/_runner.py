@@ -3,6 +3,9 @@
 Output directory layout (``out``)::
 
     spec.json            the validated spec (seeds included)
+    llm_cache.db         the LLM response cache of an ``llm`` coder that names no ``store``
+    infra_errors.json    infrastructure errors (model endpoint failures) per (arm, seed): not
+                         attempts, so not in the results
     kb/<arm>-seed<s>.db  one SQLite store per (arm, seed): knowledge, query log, step records
     kb/<stage>/<arm>-seed<s>.db   the same per stage, for a staged spec (``stages``)
     results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS — plus a
@@ -49,7 +52,7 @@ from costeer_lab.experiment._benchmark import (
     add_task_columns,
     coder_and_check_columns,
 )
-from costeer_lab.experiment._preflight import preflight, select_tasks
+from costeer_lab.experiment._preflight import coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.records import Knowledge, SingleFeedback, Task
@@ -240,11 +243,13 @@ def run_arm(
     progress: bool = True,
     seed_suite: SuiteLike | None = None,
     stage: str = "",
+    infra_errors: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) one (arm, seed) of a stage and return its results rows (seed
     knowledge: the ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``).
 
     The run itself is :func:`evolve_arm`'s; this turns its step records into results rows.
+    Its infrastructure errors (not attempts) are appended to ``infra_errors`` when given.
     """
     state = evolve_arm(
         spec,
@@ -260,6 +265,9 @@ def run_arm(
         seed_suite=seed_suite,
         stage=stage,
     )
+    if infra_errors is not None:
+        where = {"arm": arm.name, "seed": seed, "stage": stage}
+        infra_errors += [{**where, **e} for e in state.infra_errors]
     return attempt_rows(state.rows, arm.name, seed, stage, memory=arm.rag == "memory")
 
 
@@ -344,6 +352,12 @@ def run_experiment(
 ) -> Path:
     """Run every (arm, seed) of ``spec`` and write results into ``out``; returns the results path.
 
+    An ``llm`` coder whose config names no ``store`` caches its responses in
+    ``<out>/llm_cache.db`` (``cache_mode: replay_only`` replays them with no network). Its
+    endpoint is probed before anything is written; an endpoint failure during the run is an
+    infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
+    (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
+
     Example:
         >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
         ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
@@ -364,6 +378,8 @@ def run_experiment(
         for db in (out_dir / "kb").glob("**/*.db*"):
             db.unlink()
     atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
+    spec = spec.model_copy(update={"coder": coder_config(spec, out_dir)})
+    infra: list[dict[str, Any]] = []
 
     seed_suite, stages = checked.seed_suite, checked.stages
     all_targets: list[Task] = []
@@ -397,9 +413,12 @@ def run_experiment(
                             progress=progress,
                             seed_suite=seed_suite,
                             stage=name,
+                            infra_errors=infra,
                         )
     finally:
         evaluator.close()
+    summary = {"count": len(infra), "errors": infra}
+    atomic_write_bytes(out_dir / "infra_errors.json", json.dumps(summary, indent=2).encode())
     add_task_columns(rows, all_targets)
     df = pd.DataFrame(rows, columns=OUTPUT_COLUMNS)
     return save_results(df, out_dir)

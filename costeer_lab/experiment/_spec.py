@@ -142,6 +142,12 @@ class Parallelism(_Strict):
 class ExperimentSpec(_Strict):
     """A whole experiment: arms × seeds over a task selection.
 
+    ``coder`` is the coder config (``{"name": "reuse"}``, ``{"name": "llm", "model": …}``, or
+    ``{"name": "package.module:Class", …}``) given to ``coders.coder_from_config``. An ``llm``
+    coder without a ``store`` caches its responses in ``<out>/llm_cache.db`` (on by default;
+    ``cache_mode: off`` disables it); ``cache_mode: replay_only`` with the ``store`` of a
+    recorded run replays it with no network. Its endpoint is probed before the run starts.
+
     Example:
         >>> spec = ExperimentSpec.model_validate({"name": "tiny", "suite": "alpha158",
         ...     "arms": [{"name": "no_knowledge"}], "seeds": [0], "max_loop": 2})

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from costeer_lab.errors import LLMError
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, normalize_component
+from costeer_lab.llm import ModelClient
 from costeer_lab.records import Task
+
+if TYPE_CHECKING:
+    from costeer_lab.store._base import BaseStore
 
 __all__ = ["LLMComponentExtractor"]
 
@@ -20,7 +24,8 @@ _JSON = re.compile(r"\{.*\}|\[.*\]", re.DOTALL)
 
 
 class LLMComponentExtractor:
-    """Asks a chat model for a task's operators and data fields (``openai`` package).
+    """Asks a chat model for a task's operators and data fields (through the one
+    :class:`~costeer_lab.llm.ModelClient`).
 
     Replies are parsed as JSON (``{"operators": [...], "fields": [...]}`` or a list of names,
     possibly inside a code fence) and normalized like the built-in extractor's components.
@@ -29,11 +34,13 @@ class LLMComponentExtractor:
 
     Args:
         model: chat model name.
-        api_key / base_url: endpoint (default: ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``).
-        timeout_s / max_retries: passed to the ``openai`` client.
+        api_key / base_url: endpoint (default: settings ``openai``, then ``OPENAI_API_KEY`` /
+            ``OPENAI_BASE_URL``).
+        timeout_s / max_retries: of the model client (retries with backoff).
+        cache / cache_mode: a store or store URL for the response cache; ``None``: no cache.
 
     Raises:
-        LLMError: the endpoint failed after retries (authentication, server error).
+        EndpointError: the endpoint failed after retries (authentication, server error).
 
     Example:
         >>> ex = LLMComponentExtractor("gpt-4o-mini", api_key="k", base_url="http://127.0.0.1:9/v1")
@@ -49,12 +56,20 @@ class LLMComponentExtractor:
         base_url: str | None = None,
         timeout_s: float = 60.0,
         max_retries: int = 3,
+        cache: BaseStore | str | None = None,
+        cache_mode: str = "read_write",
     ) -> None:
-        import openai
-
         self.model = model
-        self.client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries
+        source: Any = functools.partial(_open_store, cache) if isinstance(cache, str) else cache
+        self.client = ModelClient(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            cache=source,
+            cache_mode=cache_mode,
+            purpose="LLMComponentExtractor",
         )
         self.fallback = BuiltinComponentExtractor()
         self.calls = 0
@@ -81,23 +96,21 @@ class LLMComponentExtractor:
 
     def extract(self, task: Task, code: str | None = None) -> list[str]:
         """Components of ``task`` (and ``code``) according to the model."""
-        import openai
-
         text = task.get_task_information() + (f"\n\ncode:\n{code}" if code else "")
         if text in self._memo:
             return list(self._memo[text])
-        try:
-            resp = self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": _PROMPT + text}],
-                temperature=0,
-            )
-        except openai.OpenAIError as exc:
-            raise LLMError(f"component extraction with {self.model!r} failed: {exc}") from exc
+        reply = self.client.chat(
+            [{"role": "user", "content": _PROMPT + text}], temperature=0
+        ).content
         self.calls += 1
-        reply = resp.choices[0].message.content or ""
         comps = self.parse(reply) or self.fallback.extract(task, code)
         if task.category:
             comps = sorted({*comps, normalize_component("category", task.category)})
         self._memo[text] = comps
         return list(comps)
+
+
+def _open_store(url: str) -> BaseStore:
+    from costeer_lab.store import get_store
+
+    return get_store(url)

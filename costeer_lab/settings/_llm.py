@@ -37,8 +37,15 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 class LLMSettings(BaseModel):
     """How :class:`~costeer_lab.coders.LLMCoder` talks to an OpenAI-compatible chat endpoint."""
 
-    #: Chat model name sent to the endpoint.
+    #: Model name sent to the endpoint.
     model: str = "gpt-4o-mini"
+    #: ``chat``: chat completions (instruction models). ``completions``: plain text completions
+    #: (``/v1/completions``, base models): the prompt is code the model continues until a
+    #: :attr:`stop` sequence (see ``coders.build_completion_prompt``).
+    api: Literal["chat", "completions"] = "chat"
+    #: Stop sequences of ``completions`` requests; ``None`` → the built-in list
+    #: (``coders._prompts.COMPLETION_STOP``). The OpenAI API takes at most 4; llama.cpp any.
+    stop: list[str] | None = None
     #: Endpoint such as ``http://127.0.0.1:8000/v1``; ``None`` → settings.openai → env.
     base_url: str | None = None
     #: API key; ``None`` → settings.openai → ``OPENAI_API_KEY``. Never written to coder configs.
@@ -59,7 +66,8 @@ class LLMSettings(BaseModel):
     backoff_initial_s: float | None = Field(default=None, ge=0)
     #: Largest backoff delay in seconds.
     backoff_max_s: float | None = Field(default=None, ge=0)
-    #: Seed of the retry jitter; also sent as the request ``seed`` (see :attr:`send_seed`).
+    #: Seed of the retry jitter; also sent as the request ``seed`` (see :attr:`send_seed`) when
+    #: the caller gives no per-call stream (the evolution loop gives one: common random numbers).
     seed: int = 0
     #: Response cache mode when a store is given: ``off``, ``read_write`` or ``replay_only``.
     cache_mode: Literal["off", "read_write", "replay_only"] = "read_write"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
@@ -34,6 +35,17 @@ def _default_chat(request: dict[str, Any]) -> str:
     return DEFAULT_REPLY
 
 
+def _default_completion(request: dict[str, Any]) -> str:
+    return "    return None\n"
+
+
+def _cut_at_stop(text: str, stop: Any) -> tuple[str, str]:
+    """``text`` up to its first stop sequence (what OpenAI-compatible servers return)."""
+    stops = [stop] if isinstance(stop, str) else list(stop or [])
+    cuts = [text.find(s) for s in stops if isinstance(s, str) and s and s in text]
+    return (text[: min(cuts)], "stop") if cuts else (text, "stop")
+
+
 def _n_tokens(text: str) -> int:
     return len(text.split())
 
@@ -43,8 +55,11 @@ class FakeOpenAIServer:
 
     Endpoints: ``POST /v1/embeddings`` (deterministic unit vectors from the hashing embedder,
     honouring ``dimensions`` and ``encoding_format``), ``POST /v1/chat/completions`` (reply text
-    from :attr:`chat_handler`), ``GET /v1/models``. Requests with another bearer key than
-    :attr:`api_key` get 401. Every request, failed or not, is appended to :attr:`requests`.
+    from :attr:`chat_handler`), ``POST /v1/completions`` (text from :attr:`completion_handler`,
+    cut at the request's ``stop`` sequences), ``GET /v1/models``. Requests with another bearer
+    key than :attr:`api_key` get 401. With :attr:`models` set, only those models are listed and
+    a request for another gets 404 ``model_not_found``. :attr:`delay_s` makes every answer
+    wait (to script time-outs). Every request, failed or not, is appended to :attr:`requests`.
 
     Example:
         >>> import openai
@@ -61,10 +76,20 @@ class FakeOpenAIServer:
         *,
         api_key: str = "test-key",
         chat_handler: Callable[[dict[str, Any]], str] | None = None,
+        completion_handler: Callable[[dict[str, Any]], str] | None = None,
+        models: list[str] | None = None,
     ) -> None:
         self.api_key = api_key
         #: Returns the assistant reply for a chat request's JSON body.
         self.chat_handler: Callable[[dict[str, Any]], str] = chat_handler or _default_chat
+        #: Returns the text of a plain completion request (before the stop sequences cut it).
+        self.completion_handler: Callable[[dict[str, Any]], str] = (
+            completion_handler or _default_completion
+        )
+        #: The served models (``None``: any model is accepted and a default list is shown).
+        self.models = models
+        #: Seconds every request waits before it is answered (a slow server).
+        self.delay_s = 0.0
         self.requests: list[RecordedRequest] = []
         self._failures: list[tuple[int, str | None]] = []
         self._lock = threading.Lock()
@@ -193,8 +218,26 @@ class FakeOpenAIServer:
             },
         }
 
+    def _completion(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        prompt = body.get("prompt")
+        if not isinstance(prompt, str):
+            return 400, _error("'prompt' must be a string", "invalid_request")
+        text, finish = _cut_at_stop(self.completion_handler(body), body.get("stop"))
+        with self._lock:
+            n = len(self.requests)
+        usage = {"prompt_tokens": _n_tokens(prompt), "completion_tokens": _n_tokens(text)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return 200, {
+            "id": f"cmpl-fake-{n}",
+            "object": "text_completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
+            "usage": usage,
+        }
+
     def _models(self) -> tuple[int, dict[str, Any]]:
-        names = [*KNOWN_DIMS, "fake-chat"]
+        names = self.models if self.models is not None else [*KNOWN_DIMS, "fake-chat"]
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in names]
         return 200, {"object": "list", "data": data}
 
@@ -208,6 +251,8 @@ class FakeOpenAIServer:
         if headers.get("authorization", "") != f"Bearer {self.api_key}":
             msg = "Incorrect API key provided. You can find your API key in your account."
             return 401, _error(msg, "invalid_api_key"), {}
+        if self.delay_s:
+            time.sleep(self.delay_s)
         status = self._take_failure(path)
         if status is not None:
             extra = {"Retry-After": "0"} if status == 429 else {}
@@ -215,6 +260,7 @@ class FakeOpenAIServer:
         routes: dict[tuple[str, str], Callable[[], tuple[int, dict[str, Any]]]] = {
             ("POST", "/v1/embeddings"): lambda: self._embeddings(body),
             ("POST", "/v1/chat/completions"): lambda: self._chat(body),
+            ("POST", "/v1/completions"): lambda: self._completion(body),
             ("GET", "/v1/models"): self._models,
         }
         route = routes.get((method, path))
@@ -222,6 +268,9 @@ class FakeOpenAIServer:
             return 404, _error(f"no route {method} {path}", "not_found"), {}
         if method == "POST" and not isinstance(body, dict):
             return 400, _error("request body must be a JSON object", "invalid_request"), {}
+        if method == "POST" and self.models is not None and body.get("model") not in self.models:
+            msg = f"The model {body.get('model')!r} does not exist"
+            return 404, _error(msg, "model_not_found"), {}
         code, payload = route()
         return code, payload, {}
 

@@ -80,7 +80,12 @@ class ScriptedCoder(AbstractCoder):
         self._lock = threading.Lock()
 
     def _implement(
-        self, task: Task, queried_knowledge: QueriedKnowledge, last_feedback: SingleFeedback | None
+        self,
+        task: Task,
+        queried_knowledge: QueriedKnowledge,
+        last_feedback: SingleFeedback | None,
+        *,
+        stream: int | None = None,  # no random choice depends on the stream
     ) -> CoderResult:
         with self._lock:
             if self.attempt_from == "calls":

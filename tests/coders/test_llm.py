@@ -17,7 +17,7 @@ from costeer_lab.coders import (
     ReplayMissError,
     coder_from_config,
 )
-from costeer_lab.errors import ConfigurationError, LLMError
+from costeer_lab.errors import ConfigurationError, EndpointError, LLMError
 from costeer_lab.records import ErrorFix, Knowledge, QueriedKnowledge, Task, Workspace
 from costeer_lab.settings import get_settings
 from costeer_lab.store import get_store
@@ -149,15 +149,19 @@ def test_retries_429_and_5xx_then_succeeds(fake_openai: FakeOpenAIServer) -> Non
 
 def test_gives_up_after_max_retries(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.fail_next(5, status=500, path=CHAT)
-    with pytest.raises(LLMError, match="500 after 2 retries"):
+    with pytest.raises(EndpointError, match="HTTP 500 after 3 attempts") as info:
         make(fake_openai, max_retries=2).implement(ma_task(5), QueriedKnowledge(), None)
+    assert info.value.kind == "server" and info.value.status == 500
+    assert not info.value.configuration
     assert len(fake_openai.requests_to(CHAT)) == 3
 
 
 def test_bad_key_fails_at_once_without_retries(fake_openai: FakeOpenAIServer) -> None:
     coder = LLMCoder(api_key="wrong", base_url=fake_openai.base_url, model="fake-chat")
-    with pytest.raises(LLMError, match="refused the API key"):
+    with pytest.raises(EndpointError, match="refused the API key") as info:
         coder.implement(ma_task(5), QueriedKnowledge(), None)
+    assert info.value.kind == "auth" and info.value.configuration
+    assert isinstance(info.value, LLMError)
     assert len(fake_openai.requests_to(CHAT)) == 1
 
 

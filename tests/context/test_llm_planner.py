@@ -153,3 +153,20 @@ def test_a_planner_failure_mid_run_keeps_what_was_recorded(
             agent.run("Implement a tidy-up script in Python", task_id="g")
     ctx = mm.get_task("g")
     assert [a.type for a in ctx.actions] == ["write_file"] and ctx.files[0].path == "notes.txt"
+
+
+def test_replies_are_cached_and_replayed_without_the_server(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    ctx = TaskContext("t", "simple_question", "6 * 7?")
+    reply = '{"tool": "answer", "inputs": {"text": "42"}}'
+    with FakeOpenAIServer(chat_handler=lambda body: reply) as server:
+        first = _planner(server, cache=url).plan(ctx)
+        base_url = server.base_url
+    replay = LLMPlanner(
+        base_url=base_url,  # stopped: only the cache can answer
+        api_key="k",
+        settings=LLMSettings(max_retries=0, cache_mode="replay_only"),
+        cache=url,
+    )
+    assert replay.plan(ctx) == first and first is not None and first.tool == "answer"
+    assert replay.client.cache is not None and replay.client.cache.hits == 1

@@ -11,7 +11,7 @@ import pytest
 
 from costeer_lab._retry import retry_after_s as _retry_after_s
 from costeer_lab.embed import OpenAIEmbedder
-from costeer_lab.errors import ConfigurationError, EmbedderError
+from costeer_lab.errors import ConfigurationError, EndpointError
 from costeer_lab.settings import OpenAISettings
 from costeer_lab.testing import FakeOpenAIServer
 
@@ -106,7 +106,7 @@ def test_backoff_jitter_is_seeded(fake_openai: FakeOpenAIServer) -> None:
 def test_gives_up_after_max_retries(fake_openai: FakeOpenAIServer) -> None:
     emb, sleeps = make(fake_openai, max_retries=2)
     fake_openai.fail_next(5, status=503)
-    with pytest.raises(EmbedderError, match=r"HTTP 503 after 3 attempt"):
+    with pytest.raises(EndpointError, match=r"HTTP 503 after 3 attempts"):
         emb.embed(["a"])
     assert len(fake_openai.requests_to(EMB)) == 3 and len(sleeps) == 2
 
@@ -121,8 +121,9 @@ def test_rejected_key_fails_at_once_without_leaking_it(
     else:
         emb, sleeps = make(fake_openai)
         fake_openai.fail_next(1, status=403)
-    with pytest.raises(EmbedderError, match="rejected the API key") as info:
+    with pytest.raises(EndpointError, match="refused the API key") as info:
         emb.embed(["a"])
+    assert info.value.kind == "auth" and info.value.status == status
     message = str(info.value)
     assert fake_openai.base_url in message and f"HTTP {status}" in message
     assert secret not in message and fake_openai.api_key not in message
@@ -132,8 +133,9 @@ def test_rejected_key_fails_at_once_without_leaking_it(
 def test_other_client_errors_are_not_retried(fake_openai: FakeOpenAIServer) -> None:
     emb, sleeps = make(fake_openai)
     fake_openai.fail_next(1, status=400)
-    with pytest.raises(EmbedderError, match="HTTP 400"):
+    with pytest.raises(EndpointError, match="HTTP 400") as info:
         emb.embed(["a"])
+    assert info.value.kind == "bad_request" and info.value.configuration
     assert len(fake_openai.requests_to(EMB)) == 1 and sleeps == []
 
 
@@ -150,8 +152,9 @@ def test_unreachable_endpoint_is_retried_then_reported() -> None:
         backoff_initial_s=0.001,
         sleep=sleeps.append,
     )
-    with pytest.raises(EmbedderError, match="cannot reach"):
+    with pytest.raises(EndpointError, match="cannot reach") as info:
         emb.embed(["a"])
+    assert info.value.kind == "unreachable" and not info.value.configuration
     assert len(sleeps) == 1 and emb.requests_sent == 2
 
 
@@ -189,3 +192,23 @@ def test_retry_after_header_forms() -> None:
     assert _retry_after_s({"retry-after": "soon"}) is None
     in_30s = _retry_after_s({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert in_30s is not None and 25.0 < in_30s <= 30.0
+
+
+def test_responses_are_cached_and_replayed_without_the_server(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from costeer_lab.store import get_store
+
+    store = get_store(f"sqlite:///{Path(str(tmp_path)) / 'cache.db'}")
+    with FakeOpenAIServer() as server:
+        emb, _ = make(server, model="my-embedder", cache=store)  # dimension probed once
+        first = emb.embed(["rolling mean", "volume"])
+        base_url = server.base_url
+        assert len(server.requests_to(EMB)) == 2
+    replay = OpenAIEmbedder(
+        "my-embedder", api_key="k", base_url=base_url, cache=store, cache_mode="replay_only"
+    )
+    assert replay.dim == emb.dim == 384
+    np.testing.assert_array_equal(replay.embed(["rolling mean", "volume"]), first)
+    assert replay.requests_sent == 0
+    store.close()

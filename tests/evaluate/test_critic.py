@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from costeer_lab.evaluate import Evaluator, LLMCodeCritic, MultiEvaluator, PythonFunctionEvaluator
@@ -73,3 +74,18 @@ def test_spec_round_trip(fake_openai: FakeOpenAIServer) -> None:  # noqa: F811
     c = critic(fake_openai, veto=True)
     again = LLMCodeCritic.from_spec(c.to_spec())
     assert again.to_spec() == c.to_spec()
+
+
+def test_reviews_are_cached_and_replayed_without_the_server(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    with FakeOpenAIServer(chat_handler=lambda body: "fine\nVERDICT: OK") as server:
+        first = critic(server, cache=url).evaluate(TASK, CODE)
+        spec = critic(server, cache=url, cache_mode="replay_only").to_spec()
+    again = LLMCodeCritic.from_spec(spec).evaluate(TASK, CODE)  # the server is gone
+    assert again == first and first.details["critic_verdict"] == "OK"
+
+
+def test_a_refused_key_is_noted_with_its_kind(fake_openai: FakeOpenAIServer) -> None:  # noqa: F811
+    fb = LLMCodeCritic(api_key="wrong", base_url=fake_openai.base_url).evaluate(TASK, CODE)
+    assert fb.final_decision is True and fb.details["critic_error"] == "auth"
+    assert "refused the API key" in (fb.code or "")

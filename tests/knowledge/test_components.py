@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from costeer_lab.errors import LLMError
+from costeer_lab.errors import EndpointError
 from costeer_lab.knowledge import (
     BuiltinComponentExtractor,
     ComponentExtractor,
@@ -97,8 +97,23 @@ def test_llm_extractor_falls_back_on_unparsable_reply_and_retries() -> None:
         assert ex.extract(_task()) == BuiltinComponentExtractor().extract(_task())
 
 
-def test_llm_extractor_auth_error_is_llm_error() -> None:
+def test_llm_extractor_auth_error_is_an_endpoint_error() -> None:
     with FakeOpenAIServer() as server:
         ex = LLMComponentExtractor("m", api_key="wrong", base_url=server.base_url, max_retries=0)
-        with pytest.raises(LLMError, match="'m'"):
+        with pytest.raises(EndpointError, match="'m'") as info:
             ex.extract(_task())
+    assert info.value.kind == "auth" and info.value.configuration
+
+
+def test_llm_extractor_replies_are_cached_and_replayed(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    reply = json.dumps({"operators": ["Std"], "fields": ["$volume"]})
+    with FakeOpenAIServer(chat_handler=lambda body: reply) as server:
+        first = LLMComponentExtractor(
+            "m", api_key=server.api_key, base_url=server.base_url, cache=url
+        ).extract(_task())
+        base_url = server.base_url
+    replay = LLMComponentExtractor(
+        "m", api_key="k", base_url=base_url, max_retries=0, cache=url, cache_mode="replay_only"
+    )
+    assert replay.extract(_task()) == first == ["category:ma", "field:volume", "op:std"]
