@@ -52,6 +52,7 @@ from costeer_lab.experiment._benchmark import (
 from costeer_lab.experiment._preflight import preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.store import SQLiteStore
 
@@ -370,7 +371,9 @@ def run_experiment(
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
-        with _coder_executor(spec) as executor:
+        # A `local:` model is served for the run; spec.json keeps the `local:` name.
+        with serve_for_coder(spec.coder) as coder, _coder_executor(spec) as executor:
+            served = spec.model_copy(update={"coder": coder})
             for i, (stage, targets) in enumerate(stages):
                 all_targets += targets
                 name = stage.name if spec.stages else ""
@@ -385,7 +388,7 @@ def run_experiment(
                             elif i == 0 and spec.start_from is not None:
                                 copy_store(Path(spec.start_from) / "kb" / db_name, path)
                         rows += run_arm(
-                            spec,
+                            served,
                             arm,
                             seed,
                             suite=suite,
