@@ -314,7 +314,11 @@ class LocalModelServer:
         host: must be ``127.0.0.1``; the server never binds another address.
         port: ``None`` picks a free port.
         n_ctx: context size in tokens (default: the model's :attr:`LocalModel.n_ctx`, else 2048).
-        n_threads: generation and prompt threads (default: ``min(2, cpu_count)``).
+        n_threads: generation threads (default 1).
+        n_threads_batch: prompt-processing threads (default 1). On an idle 2-core machine 2
+            threads read a prompt twice as fast (and generate no faster), but llama.cpp's
+            threads wait for each other by spinning: when other processes share the cores (an
+            experiment's evaluators, a parallel test run) 2 threads slow down 3–40 times.
         api_key: when given, every request needs it as its bearer key (passed to the server in
             its environment, not its command line).
         seed: the server's sampling seed.
@@ -340,6 +344,7 @@ class LocalModelServer:
         port: int | None = None,
         n_ctx: int | None = None,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         api_key: str | None = None,
         seed: int = 0,
         startup_timeout_s: float = 120.0,
@@ -356,7 +361,8 @@ class LocalModelServer:
         self.spec = model
         known = LOCAL_MODELS.get(model.removeprefix(LOCAL_PREFIX))
         self.n_ctx = n_ctx or (known.n_ctx if known is not None else 2048)
-        self.n_threads = n_threads or min(2, os.cpu_count() or 1)
+        self.n_threads = n_threads or 1
+        self.n_threads_batch = n_threads_batch or 1
         self._api_key = api_key
         self.seed = seed
         self.startup_timeout_s = startup_timeout_s
@@ -449,7 +455,7 @@ class LocalModelServer:
             "--n_threads",
             str(self.n_threads),
             "--n_threads_batch",
-            str(self.n_threads),
+            str(self.n_threads_batch),
             "--seed",
             str(self.seed),
             "--verbose",
