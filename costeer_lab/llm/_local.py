@@ -419,6 +419,8 @@ class LocalModelServer:
                 port_race = self._port is None and "address already in use" in log.lower()
                 if not port_race or attempt == 2:
                     raise
+                if not self._log_given and self.log_path is not None:
+                    self.log_path.unlink(missing_ok=True)  # the next try writes a new log
         raise AssertionError("unreachable")  # pragma: no cover
 
     def stop(self) -> None:
