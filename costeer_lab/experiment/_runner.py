@@ -55,6 +55,7 @@ from costeer_lab.experiment._benchmark import (
 from costeer_lab.experiment._preflight import coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.store import SQLiteStore
 
@@ -386,7 +387,9 @@ def run_experiment(
     rows: list[dict[str, Any]] = []
     evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
-        with _coder_executor(spec) as executor:
+        # A `local:` model is served for the run; spec.json keeps the `local:` name.
+        with serve_for_coder(spec.coder) as coder, _coder_executor(spec) as executor:
+            served = spec.model_copy(update={"coder": coder})
             for i, (stage, targets) in enumerate(stages):
                 all_targets += targets
                 name = stage.name if spec.stages else ""
@@ -401,7 +404,7 @@ def run_experiment(
                             elif i == 0 and spec.start_from is not None:
                                 copy_store(Path(spec.start_from) / "kb" / db_name, path)
                         rows += run_arm(
-                            spec,
+                            served,
                             arm,
                             seed,
                             suite=suite,
