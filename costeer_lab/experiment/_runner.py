@@ -67,6 +67,7 @@ __all__ = [
     "run_arm",
     "run_experiment",
     "select_tasks",
+    "stream_id",
 ]
 
 SEEDED_META = "experiment.seed_knowledge"
