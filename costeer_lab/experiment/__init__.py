@@ -1,6 +1,7 @@
 """experiment subpackage."""
 
 from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
+from costeer_lab.experiment._contrasts import CONTRAST_COLUMNS, contrasts, default_pairs
 from costeer_lab.experiment._linked import (
     SIMILAR_THRESHOLDS,
     calibrated_hit_rate,
@@ -17,6 +18,14 @@ from costeer_lab.experiment._metrics import (
     success_lift,
     task_outcomes,
 )
+from costeer_lab.experiment._power import (
+    PowerEstimate,
+    pilot_rates,
+    power_estimate,
+    power_from_pilot,
+    power_table,
+    tasks_needed,
+)
 from costeer_lab.experiment._results import (
     QUERY_KINDS,
     RESULT_COLUMNS,
@@ -25,7 +34,7 @@ from costeer_lab.experiment._results import (
     validate_results,
 )
 from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
-from costeer_lab.experiment._runner import evolve_arm, run_experiment
+from costeer_lab.experiment._runner import evolve_arm, run_experiment, stream_id
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
 from costeer_lab.experiment._summary import (
     arm_agreement,
@@ -36,11 +45,13 @@ from costeer_lab.experiment._summary import (
 
 __all__: list[str] = [
     "BENCHMARK_COLUMNS",
+    "CONTRAST_COLUMNS",
     "QUERY_KINDS",
     "RESULT_COLUMNS",
     "SIMILAR_THRESHOLDS",
     "ArmSpec",
     "ExperimentSpec",
+    "PowerEstimate",
     "StageSpec",
     "arm_agreement",
     "arm_differences",
@@ -48,6 +59,8 @@ __all__: list[str] = [
     "benchmark_metrics",
     "calibrated_hit_rate",
     "compare_arms",
+    "contrasts",
+    "default_pairs",
     "evolve_arm",
     "first_try_success",
     "harmful_knowledge",
@@ -58,13 +71,19 @@ __all__: list[str] = [
     "load_results",
     "load_spec",
     "memory_metrics",
+    "pilot_rates",
+    "power_estimate",
+    "power_from_pilot",
+    "power_table",
     "retrieval_success",
     "run_experiment",
     "save_results",
+    "stream_id",
     "success_curve",
     "success_lift",
     "success_linked",
     "summary_table",
     "task_outcomes",
+    "tasks_needed",
     "validate_results",
 ]

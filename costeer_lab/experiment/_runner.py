@@ -71,6 +71,7 @@ __all__ = [
     "run_arm",
     "run_experiment",
     "select_tasks",
+    "stream_id",
 ]
 
 SEEDED_META = "experiment.seed_knowledge"
@@ -181,15 +182,29 @@ class _ArmKnowledge(Generic[KB]):
     query_kinds: tuple[str, ...]
 
 
+def stream_id(seed: int, stage: str = "") -> str:
+    """The random stream of a (seed, stage): what the RAG samplers key their draws by.
+
+    It names no arm, so every arm of one experiment draws the same random numbers for the same
+    seed, stage, task, attempt and purpose (common random numbers); run ids (storage) keep the
+    arm. Example: ``stream_id(1, "learn") == "seed1-learn"``.
+    """
+    return f"seed{seed}" + (f"-{stage}" if stage else "")
+
+
 def _open_knowledge(
-    spec: ExperimentSpec, arm: ArmSpec, seed: int, store: SQLiteStore
+    spec: ExperimentSpec, arm: ArmSpec, seed: int, store: SQLiteStore, stage: str = ""
 ) -> (
     _ArmKnowledge[KnowledgeBaseV1]
     | _ArmKnowledge[KnowledgeBaseV2]
     | _ArmKnowledge[LoopMemory]
     | None
 ):
-    """The arm's knowledge base and RAG strategy on ``store`` (``None``: no knowledge)."""
+    """The arm's knowledge base and RAG strategy on ``store`` (``None``: no knowledge).
+
+    The V1/V2 strategies draw from :func:`stream_id` (common random numbers across arms); the
+    pattern memory makes no random draw.
+    """
     if arm.rag == "memory":
         from costeer_lab.memory import memory_arm
 
@@ -201,8 +216,10 @@ def _open_knowledge(
 
     if arm.rag == "v1":
         rag1 = make_rag_strategy("v1", seed=seed, **arm.rag_options)
+        rag1.stream_id = stream_id(seed, stage)
         return _ArmKnowledge(open_kb(store, "v1", spec.embedder), rag1, rag1.query_kinds)
     rag2 = make_rag_strategy("v2", seed=seed, **arm.rag_options)
+    rag2.stream_id = stream_id(seed, stage)
     return _ArmKnowledge(open_kb(store, "v2", spec.embedder), rag2, rag2.query_kinds)
 
 
@@ -307,7 +324,7 @@ def evolve_arm(
     store = SQLiteStore(store_path)
     knowledge = None
     try:
-        knowledge = _open_knowledge(spec, arm, seed, store)
+        knowledge = _open_knowledge(spec, arm, seed, store, stage)
         if knowledge is not None and arm.seed_knowledge:
             _seed(knowledge.kb, store, seed_tasks, seed_source)
         strategy = EvolvingStrategy(

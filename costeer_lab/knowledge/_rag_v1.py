@@ -41,8 +41,12 @@ class RAGStrategyV1:
     #: Every query kind of the strategy; ``query_kinds`` holds those the settings leave on.
     all_query_kinds: tuple[str, ...] = ("former_trace", "similar")
 
-    def __init__(self, settings: RAGSettings | None = None) -> None:
+    def __init__(
+        self, settings: RAGSettings | None = None, *, stream_id: str | None = None
+    ) -> None:
         self.settings = settings or get_settings().rag
+        #: Keys the sampler's random draws instead of the run id (common random numbers).
+        self.stream_id = stream_id
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
         self.query_kinds: tuple[str, ...] = tuple(
@@ -70,9 +74,15 @@ class RAGStrategyV1:
         *,
         run_id: str,
         attempt: int,
+        stream: str | None = None,
     ) -> QueriedKnowledge:
-        """Knowledge for one evolution step of ``tasks``."""
+        """Knowledge for one evolution step of ``tasks``.
+
+        ``stream`` keys the sampler's draws (default: :attr:`stream_id`, else ``run_id``); see
+        :class:`RAGStrategyV2`.
+        """
         s = self.settings
+        stream = stream or self.stream_id or run_id
         log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
         solved: dict[str, Knowledge] = {}
         failed: set[str] = set()
@@ -96,7 +106,7 @@ class RAGStrategyV1:
             ranked = kb.similar_successful(task.get_task_information(), pool, exclude=task.id)
             picked = self.sampler.sample(
                 ranked, s.max_similar, scores=[x[1] for x in ranked],
-                key=(run_id, task.id, attempt, "similar"),
+                key=(stream, task.id, attempt, "similar"),
             )  # fmt: skip
             similar[task.id] = tuple(ScoredKnowledge(k, sc) for k, sc in picked)
             log.add(task.id, "similar", [(k.id, sc) for k, sc in picked])

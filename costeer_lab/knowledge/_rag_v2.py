@@ -73,8 +73,12 @@ class RAGStrategyV2:
     #: Every query kind of the strategy; ``query_kinds`` holds those the settings leave on.
     all_query_kinds: tuple[str, ...] = ("former_trace", "similar", "component", "error")
 
-    def __init__(self, settings: RAGSettings | None = None) -> None:
+    def __init__(
+        self, settings: RAGSettings | None = None, *, stream_id: str | None = None
+    ) -> None:
         self.settings = settings or get_settings().rag
+        #: Keys the sampler's random draws instead of the run id (common random numbers).
+        self.stream_id = stream_id
         s = self.settings
         self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
         self.query_kinds: tuple[str, ...] = tuple(
@@ -113,6 +117,7 @@ class RAGStrategyV2:
         *,
         run_id: str,
         attempt: int,
+        stream: str | None = None,
     ) -> QueriedKnowledge:
         """Knowledge for one evolution step of ``tasks`` (see the class docstring).
 
@@ -122,8 +127,15 @@ class RAGStrategyV2:
             last_feedback: task id → feedback of its previous attempt (``None``/absent: none).
             run_id: the run; former traces, trial counts and self-earned successes are per run.
             attempt: the step number (logged, and part of the sampler's seed).
+            stream: the random stream of the sampler's draws; each draw is seeded by
+                ``(settings.seed, stream, task id, attempt, purpose)``. Default: the strategy's
+                :attr:`stream_id`, else ``run_id``. Arms of one experiment pass the same stream
+                for the same seed and stage (``"seed<s>[-<stage>]"``, never the arm), so they
+                draw common random numbers and a contrast measures the treatment, not the
+                sampling noise.
         """
         s = self.settings
+        stream = stream or self.stream_id or run_id
         kb.sync_indexes()
         log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
         solved: dict[str, tuple[str, str]] = {}
@@ -138,7 +150,7 @@ class RAGStrategyV2:
                 continue
             if self._trials(kb, task, run_id) >= s.trial_limit:
                 failed.add(task.id)
-            key = (run_id, task.id, attempt)
+            key = (stream, task.id, attempt)
             vec = kb.query_vector(task.get_task_information())
             near = nearest(kb, vec) if kb.success else None
             plans[task.id] = _Plan(

@@ -31,10 +31,13 @@ from costeer_lab.experiment import (
     attempts_to_success,
     calibrated_hit_rate,
     compare_arms,
+    contrasts,
+    default_pairs,
     harmful_knowledge,
     hit_rate,
     knowledge_usage,
     load_results,
+    power_table,
     retrieval_success,
     success_lift,
     success_linked,
@@ -59,6 +62,7 @@ REPORT_SECTIONS = (
     "Retrieval",
     "Retrieval linked to success",
     "Arm comparisons",
+    "Paired contrasts and power",
     "Stages and knowledge carry-over",
     "Harmful knowledge",
     "Knowledge usage",
@@ -207,6 +211,41 @@ def _harmful_block(r: pd.DataFrame) -> str:
     )
 
 
+def _rag_kinds(spec: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """Arm name -> ``rag`` kind from the spec (``None`` without a spec: kinds by name)."""
+    listed = spec.get("arms", []) if spec else []
+    kinds = {
+        str(a["name"]): str(a.get("rag", "none"))
+        for a in listed
+        if isinstance(a, Mapping) and "name" in a
+    }
+    return kinds or None
+
+
+def _contrasts_block(
+    r: pd.DataFrame, spec: Mapping[str, Any] | None, n_boot: int, ci: float, seed: int
+) -> str:
+    arms = list(dict.fromkeys(str(a) for a in r["arm"]))
+    pairs = default_pairs(arms, _rag_kinds(spec))
+    if not pairs:
+        return '<p class="note">No V2 arm: no default contrast.</p>'
+    table = contrasts(r, pairs, n_boot=n_boot, ci=ci, seed=seed)
+    power = power_table(r, list(dict.fromkeys(ref for _, ref in pairs)), seed=seed)
+    return (
+        f'<p class="note">Differences of final success (arm - reference), paired by (seed, '
+        f"task); {round(100 * ci)}% interval from resampling tasks (each with all its seeds), "
+        f"{n_boot} resamples. <code>arm_only</code> / <code>reference_only</code>: pairs "
+        "solved by one arm only. Arms draw common random numbers (the samplers' draws are "
+        "keyed by seed, stage, task and attempt, not by the arm).</p>"
+        + _table(table)
+        + '<h3>Power of this design</h3><p class="note">This run read as a pilot: the '
+        "reference's final success and task ICC (correlation of two seeds' outcomes on a "
+        "task; 0.5 assumed when one seed leaves it unmeasured), the simulated probability "
+        "that a true difference of the size shown is detected with this stage's tasks and "
+        "seeds, and the tasks needed for 80% power at these seeds.</p>" + _table(power)
+    )
+
+
 def _pairs(spec: Mapping[str, Any] | None, arms: list[str]) -> list[tuple[str, str]]:
     """(arm, reference) pairs: every V2 arm against the first V1 arm (from the spec), and
     every other V2 arm against the first plain V2 arm (ablations)."""
@@ -280,6 +319,7 @@ def build_report(
         + _memory_block(r),
         _linked_block(r, n_boot, ci, seed, embedder),
         _comparisons(r, _pairs(spec, arms), **boot),
+        _contrasts_block(r, spec, n_boot, ci, seed),
         _stages_block(r, baseline, embedder, **boot),
         _harmful_block(r),
         _plot(plot_knowledge_usage, r, "knowledge usage") + _table(knowledge_usage(r).head(25)),

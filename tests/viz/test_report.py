@@ -95,3 +95,21 @@ def test_integrity_section_shows_weak_isolation_and_infrastructure_errors(
     assert "1 attempt(s) ran without full isolation (none)" in page
     assert "1 attempt(s) were not evaluated" in page
     assert "the reference implementation failed (exit code 1)" in page
+
+
+def test_contrasts_section_shows_the_paired_contrasts_and_the_power(
+    results: pd.DataFrame, tmp_path: Path
+) -> None:
+    from costeer_lab.experiment import contrasts
+
+    spec = {"name": "s", "arms": [{"name": a, "rag": "none" if a == "no_knowledge" else "v2"}
+                                  for a in ARMS]}  # fmt: skip
+    page = build_report(results, tmp_path / "r.html", title="t", spec=spec, n_boot=200)
+    section = page.read_text().split("<h2>Paired contrasts and power</h2>")[1]
+    section = re.sub(r">\s+<", "><", section.split("</section>")[0])
+    # the spec's kinds: ``rag_v2`` is the V2 reference, ``rag`` (V2 by the spec) its ablation
+    table = contrasts(results, [("rag_v2", "no_knowledge"), ("rag", "rag_v2")], n_boot=200)
+    for _, row in table.iterrows():
+        cells = f"<td>{row['arm']}</td><td>{row['reference']}</td><td>{row['difference']:.4g}"
+        assert cells in section
+    assert "Power of this design" in section and "tasks_needed" in section
