@@ -21,7 +21,7 @@ from costeer_lab.experiment import (
     success_linked,
     summary_table,
 )
-from costeer_lab.experiment._linked import HIT_THRESHOLDS
+from costeer_lab.experiment._linked import RETURN_THRESHOLDS
 from costeer_lab.experiment._metrics import deterministic_arms
 from costeer_lab.testing import make_row
 
@@ -63,7 +63,7 @@ def _counts(out: pd.DataFrame, kind: str) -> list[int]:
 def test_calibrated_hit_rate_definitions_by_hand() -> None:
     out = calibrated_hit_rate(_log()).set_index("query_kind")
     assert list(out.index) == ["similar", "former_trace", "component", "error"]
-    assert out["threshold"].to_dict() == dict(HIT_THRESHOLDS)
+    assert out["threshold"].to_dict() == dict(RETURN_THRESHOLDS)
     # similar: 6 queries, all eligible; scores .62 .62 .91 .91 .4 .95 -> 5 reach 0.5
     assert _counts(out, "similar") == [6, 6, 5]
     # former traces: eligible only at attempt 2 (t1, t2); both returned a trace
