@@ -169,7 +169,8 @@ def test_binomial_tail_and_stratified_tail_by_hand() -> None:
     with pytest.raises(InvalidInputError):
         binomial_tail(4, 3, 0.5)
     # one task, 4 attempts, 2 successes; the item's 2 uses both failed: C(2,0)C(2,2)/C(4,2)
-    assert stratified_tail([(4, 2, 2, 0)]) == (pytest.approx(1 / 6), pytest.approx(1.0))
+    p, expected = stratified_tail([(4, 2, 2, 0)])
+    assert p == pytest.approx(1 / 6) and expected == pytest.approx(1.0)
     # two such tasks: (1/6)^2 for 0 successes; E = 2
     assert stratified_tail([(4, 2, 2, 0)] * 2)[0] == pytest.approx(1 / 36)
     # 1 success among the uses of the first task: P(X <= 1) = 1/36 + 2 * (1/6)(4/6)
@@ -241,8 +242,8 @@ def _step_attempt(
 
 def test_demote_harmful_changes_what_is_retrieved(kb: KnowledgeBaseV2, store: BaseStore) -> None:
     """MA5's implementation was used by four attempts that all failed on tasks whose two other
-    attempts each (with other knowledge, or none) succeeded: it is flagged, and ``demote_harmful`` moves it
-    last."""
+    attempts each (with other knowledge, or none) succeeded: it is flagged, and
+    ``demote_harmful`` moves it last."""
     kb.add_seed_knowledge([seed(MA5, "ma5"), seed(STD5, "std5"), seed(VMA5, "vma5")])
     rag = make_rag_strategy("v2", max_similar=1, max_component_matches=1, component_gt_ratio=1.0)
     targets = [factor(f"MA{w}", f"Mean($close, {w})/$close", f"average close {w} d") for w in
