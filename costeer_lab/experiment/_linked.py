@@ -142,17 +142,24 @@ def calibrated_hit_rate(
         ran), ``n_could`` (that could return something), ``n_returned``, ``returned_rate``
         (``n_returned / n_could``), ``n_eligible`` (could, and relevance was judged),
         ``n_hits``, ``hit_rate`` (``n_hits / n_eligible``; NaN when none was eligible),
-        ``threshold``.
+        ``item_precision`` (the share of the items eligible queries returned that were
+        relevant: a query can hit with one relevant item among irrelevant ones), ``threshold``.
     """
     th = _thresholds(thresholds, embedder)
     q = _eligible_queries(validate_results(results), th)
     cols = ["stage", "arm", "query_kind", "n_queries", "n_could", "n_returned", "returned_rate"]
-    cols += ["n_eligible", "n_hits", "hit_rate"]
+    cols += ["n_eligible", "n_hits", "hit_rate", "item_precision"]
     if q.empty:
         return pd.DataFrame({c: [] for c in [*cols, "threshold"]})
+    q = q.assign(
+        _items=q["n_items"].where(q["eligible"], 0),
+        _relevant=q["n_relevant"].where(q["eligible"], 0),
+    )
     g = q.groupby(["stage", "arm", "query_kind"], sort=True)
     out = pd.DataFrame(
         {
+            "_items": g["_items"].sum(),
+            "_relevant": g["_relevant"].sum(),
             "n_queries": g.size(),
             "n_could": g["could"].sum(),
             "n_returned": g["returned"].sum(),
@@ -164,6 +171,7 @@ def calibrated_hit_rate(
     out = out.astype(dict.fromkeys(counts, "int64"))
     out["returned_rate"] = out["n_returned"] / out["n_could"].where(out["n_could"] > 0)
     out["hit_rate"] = out["n_hits"] / out["n_eligible"].where(out["n_eligible"] > 0)
+    out["item_precision"] = out["_relevant"] / out["_items"].where(out["_items"] > 0)
     out["threshold"] = out["query_kind"].map(th)
     out["_o"] = out["query_kind"].map({k: i for i, k in enumerate(QUERY_KINDS)})
     out = out.sort_values(["stage", "arm", "_o"]).drop(columns="_o").reset_index(drop=True)

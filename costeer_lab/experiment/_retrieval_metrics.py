@@ -21,8 +21,8 @@ Definitions (``θ`` is the score ``threshold``):
 Example:
     >>> from costeer_lab.experiment import hit_rate
     >>> from costeer_lab.testing import example_results
-    >>> hit_rate(example_results(), threshold=0.5)[["query_kind", "returned_rate", "hit_rate"]]
-    ...     .values.tolist())
+    >>> out = hit_rate(example_results(), threshold=0.5)
+    >>> out[["query_kind", "returned_rate", "hit_rate"]].values.tolist()
     [['similar', 0.5, 0.5], ['error', 0.0, 0.0]]
 """
 

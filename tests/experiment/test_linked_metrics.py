@@ -91,6 +91,9 @@ def test_calibrated_hit_rate_definitions_by_hand() -> None:
     # first failure had none); the exact fix is relevant. t2's 0.8 (irrelevant) cannot count.
     assert _counts(out, "error") == [6, 1, 1, 1, 1]
     assert out.loc["error", "hit_rate"] == 1.0
+    # item precision: similar 4 relevant of 6 eligible items; component 2 of 5 (t3 returned none)
+    assert out.loc["similar", "item_precision"] == pytest.approx(4 / 6)
+    assert out.loc["component", "item_precision"] == pytest.approx(2 / 5)
     # a score threshold override changes only "returned", never hits; unknown kinds are refused
     strict = calibrated_hit_rate(_log(), thresholds={"similar": 0.92}).set_index("query_kind")
     assert _counts(strict, "similar") == [7, 7, 2, 6, 4]
