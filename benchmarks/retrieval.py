@@ -15,6 +15,16 @@ The labelled sets are built from the project's own suites, not guessed:
   (different literals, paths, lines, wording). Each variant's fingerprint queries the other
   fingerprints (embedded, as the error query's similarity fallback does); relevant = same cause.
 
+**Hard negatives** (without them every set was solved perfectly, MRR 1.000 for both
+embedders, and the benchmark could not tell retrieval methods apart): the similar and
+component corpora also hold two near-duplicates of every train task (:func:`decoy`: the
+same name, description and variables, a formula whose first data field or first operator is
+swapped, e.g. ``Mean($open, 5)/$close`` — same operator, another field — and
+``Median($close, 5)/$close`` for MA5: another solution structure); the error corpus also
+holds errors of other causes worded like the eight (:data:`ERROR_DECOYS`: negative values in
+a log, ``None`` returned where a frame was expected, a name used before assignment, ...).
+The similar-query threshold is calibrated on the original pairs (no decoys), as it was.
+
 Per (kind, embedder): ``recall_at_k`` (share of a query's relevant items in its top ``k``,
 averaged), ``mrr`` (mean reciprocal rank of the first relevant item; 0 beyond the ranking) and
 the embedding time per text. Baseline: ``hashing`` (the demo's former default); ratios
@@ -104,6 +114,83 @@ ERRORS: list[tuple[str, list[str]]] = [
 ]  # fmt: skip
 
 
+#: Errors of other causes worded like the causes of :data:`ERRORS` (corpus only, never queries).
+ERROR_DECOYS: list[tuple[str, list[str]]] = [
+    ("key of a settings dict", [
+        "KeyError: 'window' not found in the parameters dict",
+        "KeyError: 'alpha' not found in the parameters dict",
+    ]),
+    ("float window", [
+        "ValueError: window must be an integer, got 2.5",
+        "TypeError: window must be an integer 0 or greater, not float",
+    ]),
+    ("negative value in a log", [
+        "ValueError: negative values are not allowed in log",
+        "FloatingPointError: invalid value encountered in log (negative values)",
+    ]),
+    ("broadcast of shapes", [
+        "ValueError: operands could not be broadcast together with shapes (300,) (299,)",
+        "ValueError: Length of values (3) does not match the length of the broadcast shape",
+    ]),
+    ("name used before assignment", [
+        "UnboundLocalError: local variable 'window' referenced before assignment",
+        "NameError: free variable 'Mean' referenced before assignment in enclosing scope",
+    ]),
+    ("value called as a function", [
+        "TypeError: 'Series' object is not callable",
+        "TypeError: 'Rolling' object is not callable",
+    ]),
+    ("log of zero", [
+        "FloatingPointError: divide by zero encountered in log",
+        "RuntimeWarning: divide by zero encountered in log10",
+    ]),
+    ("function returned None", [
+        "AttributeError: 'NoneType' object has no attribute 'rolling'",
+        "AttributeError: 'NoneType' object has no attribute 'close'",
+    ]),
+]  # fmt: skip
+
+_FIELD_SWAP = {"close": "open", "open": "close", "high": "low", "low": "high"}
+_FIELD_SWAP |= {"volume": "vwap", "vwap": "volume"}
+_OP_SWAP = {"Mean": "Median", "Std": "Mean", "Max": "Min", "Min": "Max", "Sum": "Mean"}
+_OP_SWAP |= {"Ref": "Delta", "Corr": "Cov", "Slope": "Rsquare", "Rsquare": "Slope"}
+_OP_SWAP |= {"Resi": "Slope", "Quantile": "Median", "Rank": "Quantile", "IdxMax": "IdxMin"}
+_OP_SWAP |= {"IdxMin": "IdxMax", "Log": "Abs", "Greater": "Less", "Less": "Greater"}
+
+
+def decoy(task: Task, swap: str = "field") -> Task:
+    """A hard negative for ``task``: the same name, description and variables, but a formula
+    whose first data field (``swap="field"``) or first operator (``swap="operator"``) is
+    replaced — another solution structure that reads almost the same.
+
+    Example:
+        >>> t = Task("a/MA5", "MA5", "mean close", formulation="Mean($close, 5)/$close")
+        >>> decoy(t).formulation, decoy(t, "operator").formulation
+        ('Mean($open, 5)/$close', 'Median($close, 5)/$close')
+    """
+    if swap == "field":
+        pattern, table, prefix = r"\$(" + "|".join(_FIELD_SWAP) + r")\b", _FIELD_SWAP, "$"
+    else:
+        pattern, table, prefix = r"\b(" + "|".join(_OP_SWAP) + r")\(", _OP_SWAP, ""
+    formula = re.sub(
+        pattern,
+        lambda m: prefix + table[m.group(1)] + ("(" if swap != "field" else ""),
+        task.formulation,
+        count=1,
+    )
+    return Task(
+        f"decoy-{swap}/{task.name}", task.name, task.description, formula,
+        dict(task.variables), task.category,
+    )  # fmt: skip
+
+
+def decoys(train: list[Task]) -> list[Task]:
+    """Both decoys of every train task whose formula they change."""
+    out = [decoy(t, swap) for t in train for swap in ("field", "operator")]
+    return [d for d, t in zip(out, [t for t in train for _ in (0, 1)], strict=True)
+            if d.formulation != t.formulation]  # fmt: skip
+
+
 def skeleton(formulation: str) -> str:
     """The solution structure of a formulation: numbers replaced by ``N``, spaces removed.
 
@@ -155,7 +242,8 @@ def similar_case(
 ) -> tuple[float, float, float]:
     """Recall@k, MRR and seconds per embedded text of the similar query's ranking; with
     ``description_only`` the query is the task's prose alone (no name, no formulation), as a
-    task written by a person or an LLM would read."""
+    task written by a person or an LLM would read. ``train`` is the corpus (decoys included
+    by the caller)."""
     shapes = [skeleton(t.formulation) for t in train]
     pairs = [(t, {i for i, s in enumerate(shapes) if s == skeleton(t.formulation)}) for t in test]
     pairs = [(t, rel) for t, rel in pairs if rel]
@@ -186,7 +274,8 @@ def similar_threshold(emb: BaseEmbedder, test: list[Task], train: list[Task]) ->
 def component_case(
     emb: BaseEmbedder, test: list[Task], train: list[Task], k: int
 ) -> tuple[float, float]:
-    """Recall@k and MRR of the V2 component query (top ``k``) on a KB seeded with ``train``."""
+    """Recall@k and MRR of the V2 component query (top ``k``) on a KB seeded with ``train``
+    (decoys included by the caller)."""
     kb = open_kb(store=":memory:", version="v2", embedder=emb)
     ok = SingleFeedback(execution="ground truth", final_decision=True)
     kb.add_seed_knowledge([Knowledge(t, _dummy(t), ok, id=f"seed:{t.id}") for t in train])
@@ -213,16 +302,17 @@ def _dummy(task: Task) -> Workspace:
 
 
 def error_case(emb: BaseEmbedder, k: int) -> tuple[float, float]:
-    """Recall@k and MRR of fingerprint similarity: each variant against all other variants."""
+    """Recall@k and MRR of fingerprint similarity: each variant against all other variants and
+    the decoys of :data:`ERROR_DECOYS`."""
     texts, causes = [], []
-    for cause, lines in ERRORS:
+    for cause, lines in ERRORS + ERROR_DECOYS:
         for line in lines:
             texts.append(error_fingerprint(f"{_TB}{line}"))
             causes.append(cause)
     vecs = np.asarray(emb.embed(texts), dtype=np.float32)
     sims = vecs @ vecs.T
     ranked, relevant = [], []
-    for i in range(len(texts)):
+    for i in range(sum(len(lines) for _, lines in ERRORS)):
         order = [j for j in np.argsort(-sims[i], kind="stable") if j != i]
         ranked.append(order)
         relevant.append({j for j in range(len(texts)) if j != i and causes[j] == causes[i]})
@@ -235,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     results = Results("retrieval")
     test, train = _tasks()
+    corpus = train + decoys(train)
     ks = (3,) if args.quick else (1, 3, 5)
     scores: dict[tuple[str, str, int], tuple[float, float]] = {}
     per_text: dict[str, float] = {}
@@ -244,12 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         emb.embed(["warm up"])
         results.add(f"{name}", "load_s", time.perf_counter() - t0, "s")
         for k in ks:
-            recall, mrr, sec = similar_case(emb, test, train, k, description_only=False)
+            recall, mrr, sec = similar_case(emb, test, corpus, k, description_only=False)
             per_text[name] = sec
             scores[("similar", name, k)] = (recall, mrr)
-            recall, mrr, _ = similar_case(emb, test, train, k, description_only=True)
+            recall, mrr, _ = similar_case(emb, test, corpus, k, description_only=True)
             scores[("similar_prose", name, k)] = (recall, mrr)
-            scores[("component", name, k)] = component_case(emb, test, train, k)
+            scores[("component", name, k)] = component_case(emb, test, corpus, k)
             scores[("error", name, k)] = error_case(emb, k)
         results.add(f"{name}", "embed_ms_per_text", per_text[name] * 1e3, "ms")
         results.add(f"{name}", "similar_hit_threshold", similar_threshold(emb, test, train), "cos")

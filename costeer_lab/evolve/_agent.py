@@ -32,6 +32,7 @@ from costeer_lab.evolve._strategy import (
     infra_exception,
     is_fatal,
 )
+from costeer_lab.knowledge import fix_relevant, tasks_related, trace_relevant
 from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
@@ -43,11 +44,21 @@ RUN_KIND = "evo_run"
 INFRA_STREAK_LIMIT = 3
 
 
-def retrieved_summary(qk: QueriedKnowledge, task_id: str, kinds: Sequence[str]) -> dict[str, Any]:
-    """``{query_kind: [{"id", "score"}, …]}`` of what was retrieved for one task.
+def retrieved_summary(
+    qk: QueriedKnowledge,
+    task_id: str,
+    kinds: Sequence[str],
+    *,
+    task: Task | None = None,
+    last_feedback: SingleFeedback | None = None,
+) -> dict[str, Any]:
+    """``{query_kind: [{"id", "score"[, "relevant"]}, …]}`` of what was retrieved for one task.
 
     ``kinds`` are the query kinds the strategy ran; a kind that ran and found nothing is present
-    with an empty list (a miss), a kind that did not run is absent.
+    with an empty list (a miss), a kind that did not run is absent. With ``task`` (the target)
+    each entry also says whether it is ``relevant`` to it (:func:`_relevance`): a retrieval
+    *hit* is a relevant item, not merely a returned one. ``last_feedback`` is the feedback the
+    coder is given (the current failure); the judgment reads no ground truth.
     """
     out: dict[str, list[dict[str, Any]]] = {}
     if "similar" in kinds:
@@ -68,7 +79,30 @@ def retrieved_summary(qk: QueriedKnowledge, task_id: str, kinds: Sequence[str]) 
             {"id": f.fixed.id or f.fingerprint, "score": f.score}
             for f in qk.error_fixes.get(task_id, ())
         ]
+    if task is not None:
+        for kind, flags in _relevance(qk, task, last_feedback).items():
+            if kind in out:
+                for entry, flag in zip(out[kind], flags, strict=True):
+                    entry["relevant"] = flag
     return out
+
+
+def _relevance(
+    qk: QueriedKnowledge, task: Task, last_feedback: SingleFeedback | None
+) -> dict[str, list[bool]]:
+    """Per query kind, whether each retrieved item is relevant to ``task`` (same order as
+    :func:`retrieved_summary`; rules in :mod:`costeer_lab.knowledge._relevance`)."""
+    tid = task.id
+    return {
+        "similar": [
+            tasks_related(s.knowledge.task, task) for s in qk.similar_successful.get(tid, ())
+        ],
+        "component": [
+            tasks_related(s.knowledge.task, task) for s in qk.component_matches.get(tid, ())
+        ],
+        "former_trace": [trace_relevant(k, last_feedback) for k in qk.former_traces.get(tid, ())],
+        "error": [fix_relevant(f.fingerprint, last_feedback) for f in qk.error_fixes.get(tid, ())],
+    }
 
 
 @dataclass
@@ -293,7 +327,9 @@ class EvoAgent:
                 "task_id": t.id,
                 "outcome": o.to_dict(),
                 "feedback": fb.to_dict(),
-                "retrieved": retrieved_summary(queried, t.id, self.query_kinds),
+                "retrieved": retrieved_summary(
+                    queried, t.id, self.query_kinds, task=t, last_feedback=last.get(t.id)
+                ),
             }
             for t, o, fb in zip(tasks, outcomes, feedbacks, strict=True)
         ]

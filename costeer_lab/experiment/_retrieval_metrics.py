@@ -3,18 +3,27 @@
 Definitions (``θ`` is the score ``threshold``):
 
 - a *query* of kind ``q`` is a row whose ``retrieved`` object has the key ``q`` (the query ran);
-  it *hits* when it returned at least one item with ``score >= θ``;
-- hit rate of (arm, q) ``= hits / queries``;
-- an *attempt* (row) hits when any of its queries hit; attempts with no query are left out of
-  the hit-vs-miss comparison; ``difference = success_rate_hit - success_rate_miss``;
+  it *returned* something when it returned at least one item with ``score >= θ`` (returned rate
+  ``= returned / queries``: says nothing about whether the items were any good);
+- it *hits* when it returned at least one item marked ``"relevant": true`` — relevant to the
+  target task by ground truth, judged when the query ran (see
+  :mod:`costeer_lab.knowledge._relevance`: a shared operator for similar/component items, the
+  same error cause for error fixes, a same-cause earlier trace for former traces). A query is
+  *judged* when it returned nothing (a miss under any definition) or every item it returned
+  carries ``relevant``; hit rate of (arm, q) ``= hits / judged queries`` (NaN when none was
+  judged, e.g. a table written before relevance was recorded);
+- an *attempt* (row) hits when any of its queries hit; it misses when it queried and every
+  query was judged without a hit; other attempts are left out of the hit-vs-miss comparison;
+  ``difference = success_rate_hit - success_rate_miss``;
 - usage of a knowledge item = number of rows that retrieved and/or used it (counted once per row);
   success-when-used = share of those rows that succeeded.
 
 Example:
     >>> from costeer_lab.experiment import hit_rate
     >>> from costeer_lab.testing import example_results
-    >>> hit_rate(example_results(), threshold=0.5)[["query_kind", "hit_rate"]].values.tolist()
-    [['similar', 0.5], ['error', 0.0]]
+    >>> out = hit_rate(example_results(), threshold=0.5)
+    >>> out[["query_kind", "returned_rate", "hit_rate"]].values.tolist()
+    [['similar', 0.5, 0.5], ['error', 0.0, 0.0]]
 """
 
 from __future__ import annotations
@@ -38,7 +47,8 @@ def query_table(results: pd.DataFrame) -> pd.DataFrame:
     Returns:
         Columns ``row`` (index in the validated results), ``arm``, ``seed``, ``task_id``,
         ``attempt``, ``success``, ``query_kind``, ``n_items``, ``max_score`` (NaN when empty),
-        ``ids`` (tuple of returned ids, best first).
+        ``ids`` (tuple of returned ids, best first), ``n_relevant`` (items marked relevant) and
+        ``judged`` (nothing returned, or every item carries ``relevant``).
 
     Example:
         >>> from costeer_lab.testing import example_results
@@ -55,6 +65,7 @@ def _query_table(r: pd.DataFrame) -> pd.DataFrame:
     ):
         for kind, items in json.loads(str(rec.retrieved)).items():
             scores = [float(item["score"]) for item in items]
+            flags = [item.get("relevant") for item in items]
             rows.append(
                 (
                     i,
@@ -67,9 +78,12 @@ def _query_table(r: pd.DataFrame) -> pd.DataFrame:
                     len(items),
                     max(scores) if scores else float("nan"),
                     tuple(str(it["id"]) for it in items),
+                    sum(f is True for f in flags),
+                    all(isinstance(f, bool) for f in flags),
                 )
             )
-    out = pd.DataFrame(rows, columns=[*_QUERY_COLS, "n_items", "max_score", "ids"])
+    cols = [*_QUERY_COLS, "n_items", "max_score", "ids", "n_relevant", "judged"]
+    out = pd.DataFrame(rows, columns=cols)
     return out.astype(
         {
             "row": "int64",
@@ -78,6 +92,8 @@ def _query_table(r: pd.DataFrame) -> pd.DataFrame:
             "success": "bool",
             "n_items": "int64",
             "max_score": "float64",
+            "n_relevant": "int64",
+            "judged": "bool",
         }
     )
 
@@ -89,41 +105,66 @@ def _check_threshold(threshold: float) -> float:
 
 
 def hit_rate(results: pd.DataFrame, *, threshold: float = 0.5) -> pd.DataFrame:
-    """Share of queries, per arm and query kind, that returned an item scoring ``>= threshold``.
+    """Per arm and query kind: the share of queries that returned something, and of those
+    judged, the share that returned a relevant item (a hit).
 
     Returns:
-        Columns ``arm``, ``query_kind``, ``n_queries``, ``n_hits``, ``hit_rate``; kinds in the
-        order of :data:`QUERY_KINDS`; arms that never queried have no row.
+        Columns ``arm``, ``query_kind``, ``n_queries``, ``n_returned`` (an item scoring
+        ``>= threshold``), ``returned_rate``, ``n_judged``, ``n_hits`` (a relevant item),
+        ``hit_rate`` (``n_hits / n_judged``, NaN when none was judged); kinds in the order of
+        :data:`QUERY_KINDS`; arms that never queried have no row.
     """
     return _hit_rate(_query_table(validate_results(results)), _check_threshold(threshold))
 
 
+_HIT_COLS = ["arm", "query_kind", "n_queries", "n_returned", "returned_rate"]
+_HIT_COLS += ["n_judged", "n_hits", "hit_rate"]
+
+
 def _hit_rate(q: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    hit = q["max_score"] >= threshold
-    g = hit.groupby([q["arm"], q["query_kind"]])
-    out = pd.DataFrame({"n_queries": g.size(), "n_hits": g.sum().astype("int64")}).reset_index()
-    out["hit_rate"] = out["n_hits"] / out["n_queries"]
+    q = q.assign(returned=q["max_score"] >= threshold, hit=q["n_relevant"] > 0)
+    g = q.groupby(["arm", "query_kind"])
+    out = pd.DataFrame(
+        {
+            "n_queries": g.size(),
+            "n_returned": g["returned"].sum(),
+            "n_judged": g["judged"].sum(),
+            "n_hits": g["hit"].sum(),
+        }
+    ).reset_index()
+    out = out.astype({c: "int64" for c in ("n_queries", "n_returned", "n_judged", "n_hits")})
+    out["returned_rate"] = out["n_returned"] / out["n_queries"]
+    out["hit_rate"] = out["n_hits"] / out["n_judged"].where(out["n_judged"] > 0)
     out["_order"] = out["query_kind"].map({k: i for i, k in enumerate(QUERY_KINDS)})
     out = out.sort_values(["arm", "_order"]).drop(columns="_order").reset_index(drop=True)
-    return out[["arm", "query_kind", "n_queries", "n_hits", "hit_rate"]]
+    return out[_HIT_COLS]
 
 
 def retrieval_success(results: pd.DataFrame, *, threshold: float = 0.5) -> pd.DataFrame:
-    """Within each arm: success rate of attempts whose queries hit vs those whose queries missed.
+    """Within each arm: success rate of attempts whose queries hit (returned a relevant item)
+    vs attempts whose judged queries all missed.
+
+    ``threshold`` is kept for the signature's sake: a hit is a relevant item whatever its
+    score (see the module docstring).
 
     Returns:
         Columns ``arm``, ``n_hit``, ``success_rate_hit``, ``n_miss``, ``success_rate_miss``,
         ``difference`` (hit − miss; NaN when a side is empty). Arms that never queried have no row.
     """
     r = validate_results(results)
-    return _retrieval_success(_query_table(r), _check_threshold(threshold))
+    _check_threshold(threshold)
+    return _retrieval_success(_query_table(r))
 
 
-def _retrieval_success(q: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    q = q.assign(hit=q["max_score"] >= threshold)
+def _retrieval_success(q: pd.DataFrame) -> pd.DataFrame:
+    q = q.assign(hit=q["n_relevant"] > 0)
     per_row = q.groupby("row").agg(
-        arm=("arm", "first"), success=("success", "first"), hit=("hit", "any")
+        arm=("arm", "first"),
+        success=("success", "first"),
+        hit=("hit", "any"),
+        judged=("judged", "all"),
     )
+    per_row = per_row[per_row["hit"] | per_row["judged"]]
     rows = []
     for arm, g in per_row.groupby("arm", sort=True):
         h, m = g.loc[g["hit"], "success"], g.loc[~g["hit"], "success"]

@@ -36,6 +36,13 @@ if TYPE_CHECKING:
     from costeer_lab.knowledge._querylog import QUERY_LOG_KIND, iter_query_log
     from costeer_lab.knowledge._rag_v1 import RAGStrategyV1
     from costeer_lab.knowledge._rag_v2 import RAGStrategyV2
+    from costeer_lab.knowledge._relevance import (
+        current_causes,
+        fix_relevant,
+        relevance_components,
+        tasks_related,
+        trace_relevant,
+    )
     from costeer_lab.settings import RAGSettings
 
 _LAZY: dict[str, str] = {
@@ -56,6 +63,11 @@ _LAZY: dict[str, str] = {
     "RAGStrategyV1": "._rag_v1",
     "RAGStrategyV2": "._rag_v2",
     "RAGSettings": "costeer_lab.settings",
+    "current_causes": "._relevance",
+    "fix_relevant": "._relevance",
+    "relevance_components": "._relevance",
+    "tasks_related": "._relevance",
+    "trace_relevant": "._relevance",
 }
 
 __all__ = [
@@ -69,13 +81,18 @@ __all__ = [
     "RAGSettings",
     "RAGStrategyV1",
     "RAGStrategyV2",
+    "current_causes",
     "error_fingerprint",
     "find_harmful",
+    "fix_relevant",
     "iter_query_log",
     "kb_search",
     "kb_stats",
     "make_rag_strategy",
     "open_kb",
+    "relevance_components",
+    "tasks_related",
+    "trace_relevant",
     "validate_rag_options",
 ]
 

@@ -45,11 +45,13 @@ class RAGSettings(BaseModel):
         log_queries: write a ``query_log`` record per query.
         former_trace_query / similar_query / component_query / error_query: run that query
             kind (``false`` ablates it: the kind is neither run, logged nor handed to the coder).
-        demote_harmful: move knowledge items flagged harmful (retrieved at least
-            ``harmful_min_retrievals`` times in this KB, followed by a success less often than
-            chance at level ``harmful_alpha``) behind all other candidates.
-        harmful_min_retrievals / harmful_alpha: the harmful-memory test (see
-            :func:`costeer_lab.knowledge.harmful_items`).
+        demote_harmful: move knowledge items flagged harmful (used by at least
+            ``harmful_min_retrievals`` attempts recorded in this KB's store, which succeeded
+            less often than the same tasks' other attempts, at level ``harmful_alpha``) behind
+            all other candidates.
+        harmful_min_retrievals / harmful_alpha: the harmful-memory test (minimum number of
+            attempts that *used* the item, and the level; see
+            :func:`costeer_lab.knowledge.find_harmful`).
 
     Example:
         >>> RAGSettings().max_former_traces

@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,16 +31,19 @@ def make_row(
     attempt: int,
     success: bool,
     *,
-    retrieved: Mapping[str, list[tuple[str, float]]] | None = None,
+    retrieved: Mapping[str, Sequence[tuple[str, float] | tuple[str, float, bool]]] | None = None,
     used: list[str] | None = None,
     kb_nodes: int = 0,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """One results row with neutral defaults; ``retrieved`` maps kind -> [(id, score), ...].
+    """One results row with neutral defaults; ``retrieved`` maps kind -> [(id, score), ...] or
+    [(id, score, relevant), ...] (the ground-truth relevance recorded when the query ran).
 
     Example:
         >>> make_row("rag", 0, "t1", 1, True, retrieved={"similar": [("k1", 0.9)]})["retrieved"]
         '{"similar": [{"id": "k1", "score": 0.9}]}'
+        >>> make_row("rag", 0, "t1", 1, True, retrieved={"error": [("e", 1.0, True)]})["retrieved"]
+        '{"error": [{"id": "e", "score": 1.0, "relevant": true}]}'
     """
     row: dict[str, Any] = {
         "run_id": f"run-{arm}-{seed}",
@@ -54,7 +57,7 @@ def make_row(
         "code_feedback": "",
         "error_fingerprints": "[]" if success else json.dumps(["ValueError: <msg>"]),
         "retrieved": json.dumps(
-            {k: [{"id": i, "score": s} for i, s in v] for k, v in (retrieved or {}).items()}
+            {k: [_entry(*e) for e in v] for k, v in (retrieved or {}).items()}
         ),
         "duration_s": 1.0,
         "coder_s": 0.5,
@@ -78,12 +81,20 @@ def make_row(
     return row
 
 
+def _entry(item: str, score: float, relevant: bool | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": item, "score": score}
+    if relevant is not None:
+        out["relevant"] = relevant
+    return out
+
+
 def example_results() -> pd.DataFrame:
     """Six rows, arms ``no_knowledge`` and ``rag``, one seed, tasks ``t1`` and ``t2``.
 
     ``no_knowledge`` solves t2 at attempt 1 and t1 at attempt 2; ``rag`` solves t1 at attempt 1
-    (similar query hit ``k1`` with score 0.9, used it) and never solves t2 (a similar query scoring
-    0.3, then an error query returning nothing). ``rag``'s knowledge base holds 4 then 6 nodes.
+    (its similar query returned the relevant ``k1`` with score 0.9, a hit, and used it) and never
+    solves t2 (a similar query returning the irrelevant ``k2`` scoring 0.3, then an error query
+    returning nothing). ``rag``'s knowledge base holds 4 then 6 nodes.
     """
     sim = "similar"
     return pd.DataFrame(
@@ -92,9 +103,16 @@ def example_results() -> pd.DataFrame:
             make_row("no_knowledge", 0, "t1", 2, True),
             make_row("no_knowledge", 0, "t2", 1, True),
             make_row(
-                "rag", 0, "t1", 1, True, retrieved={sim: [("k1", 0.9)]}, used=["k1"], kb_nodes=4
+                "rag",
+                0,
+                "t1",
+                1,
+                True,
+                retrieved={sim: [("k1", 0.9, True)]},
+                used=["k1"],
+                kb_nodes=4,
             ),
-            make_row("rag", 0, "t2", 1, False, retrieved={sim: [("k2", 0.3)]}, kb_nodes=4),
+            make_row("rag", 0, "t2", 1, False, retrieved={sim: [("k2", 0.3, False)]}, kb_nodes=4),
             make_row("rag", 0, "t2", 2, False, retrieved={"error": []}, kb_nodes=6),
         ]
     )
@@ -111,7 +129,8 @@ def synthetic_results(
     """A seeded random results table: ``arms`` maps arm name -> per-attempt success probability.
 
     Arms other than ``no_knowledge`` run a ``similar`` query every attempt and, after a failure,
-    an ``error`` query; their knowledge base grows by 2 nodes per attempted task.
+    an ``error`` query; their knowledge base grows by 2 nodes per attempted task. A similar item
+    is marked relevant when it scores ``>= 0.5``, an error fix when its id is ``e0`` or ``e1``.
     """
     arms = dict(arms or {"no_knowledge": 0.3, "rag": 0.5})
     rng = np.random.default_rng(seed)
@@ -127,14 +146,15 @@ def synthetic_results(
                 still_open = []
                 for task in open_tasks:
                     ok = bool(rng.random() < p)
-                    retrieved: dict[str, list[tuple[str, float]]] = {}
+                    retrieved: dict[str, list[tuple[str, float, bool]]] = {}
                     used: list[str] = []
                     if arm != "no_knowledge":
-                        hits = [(f"k{rng.integers(0, 12)}", round(float(rng.random()), 3))]
-                        retrieved["similar"] = hits
-                        used = [hits[0][0]] if hits[0][1] >= 0.5 else []
+                        item, score = f"k{rng.integers(0, 12)}", round(float(rng.random()), 3)
+                        retrieved["similar"] = [(item, score, score >= 0.5)]
+                        used = [item] if score >= 0.5 else []
                         if attempt > 1:
-                            retrieved["error"] = [(f"e{rng.integers(0, 4)}", 0.8)]
+                            fix = f"e{rng.integers(0, 4)}"
+                            retrieved["error"] = [(fix, 0.8, fix in ("e0", "e1"))]
                     rows.append(
                         make_row(
                             arm,

@@ -160,13 +160,17 @@ def _linked_block(r: pd.DataFrame, n_boot: int, ci: float, seed: int, embedder: 
     cal = calibrated_hit_rate(r, embedder=embedder)
     linked = success_linked(r, embedder=embedder, n_boot=n_boot, ci=ci, seed=seed)
     return (
-        '<p class="note">Per-kind definitions: a query is eligible when it could return '
-        "something (former traces and the error query from attempt 2, the error query only "
-        "after an attempt that failed with an error fingerprint) and hits when its best item "
-        "reaches the kind's own threshold (shown). The success-linked table compares the "
-        "success of eligible attempts where the kind hit (or the coder used one of its items) "
-        "with those where it did not: an association, not an effect; ablation arms measure "
-        "effects.</p><h3>Calibrated hit rate</h3>"
+        '<p class="note">Per-kind definitions: a query could return something when it ran '
+        "(the error query from attempt 2 and former traces from attempt 3, both only after an "
+        "attempt that failed with an error fingerprint); it <i>returned</i> something when its "
+        "best item reaches the kind's score threshold (shown) and it <i>hit</i> when an item "
+        "it returned is relevant to the task by ground truth (similar/component: a shared "
+        "operator; error: the same error cause; former trace: an earlier attempt with the "
+        "current failure's cause, never that failure itself). The hit rate counts only queries "
+        "whose relevance was recorded. The success-linked table compares the success of "
+        "eligible attempts where the kind hit (or the coder used one of its items) with those "
+        "where it did not: an association, not an effect; ablation arms measure effects.</p>"
+        "<h3>Returned and hit rate per query kind</h3>"
         + _table(cal)
         + "<h3>Success linked to retrieval</h3>"
         + _table(linked)
@@ -204,10 +208,12 @@ def _stages_block(r: pd.DataFrame, baseline: str, embedder: str | None, **boot: 
 def _harmful_block(r: pd.DataFrame) -> str:
     found = harmful_knowledge(r)
     return (
-        '<p class="note">Items retrieved (similar, component, error) at least 3 times whose '
-        "retrievals were followed by success less often than the arm's base rate (one-sided "
-        "binomial test, p &lt; 0.05). The <code>demote_harmful</code> RAG option moves such "
-        "items behind all others; an arm using it measures the effect.</p>" + _table(found)
+        '<p class="note">Items the coder <i>used</i> in at least 3 attempts that succeeded '
+        "less often than the same tasks' other attempts in the arm (a stratified exact test "
+        "per task, one-sided, p &lt; 0.05: tasks that fail with and without the item are no "
+        "evidence; items retrieved but not used never count). The <code>demote_harmful</code> "
+        "RAG option moves such items behind all others; an arm using it measures the "
+        "effect.</p>" + _table(found)
     )
 
 
@@ -285,7 +291,7 @@ def build_report(
         spec: the experiment specification, shown as JSON.
         extra_tables: more tables to append, by heading.
         baseline: reference arm of the lift and of the differences section.
-        threshold: score threshold of a retrieval hit.
+        threshold: score threshold of "returned something" (a hit is a relevant item).
         n_boot, ci, seed: bootstrap parameters of every confidence interval.
     """
     r = validate_results(results) if isinstance(results, pd.DataFrame) else load_results(results)
@@ -310,11 +316,11 @@ def build_report(
         + f'<p class="note">Intervals: {level} percentile bootstrap, {n_boot} resamples, seed '
         f"{seed}; seeds are resampled when an arm has at least two, else tasks.</p>",
         f"<ul>{differences}</ul><h3>Paired lift of final success vs {html.escape(baseline)}"
-        f"</h3>{lift}<h3>Success of attempts whose retrieval hit vs missed (score &ge; "
-        f"{threshold:g})</h3>{_table(retrieval_success(r, threshold=threshold))}",
+        f"</h3>{lift}<h3>Success of attempts whose retrieval hit (returned a "
+        f"relevant item) vs missed</h3>{_table(retrieval_success(r, threshold=threshold))}",
         _plot(plot_success_curve, r, "success per attempt", **boot),
         _plot(plot_attempts, r, "attempts to success") + _table(attempts_to_success(r)),
-        _plot(plot_hit_rate, r, "hit rate", threshold=threshold)
+        _plot(plot_hit_rate, r, "hit rate (relevant) and returned rate", threshold=threshold)
         + _table(hit_rate(r, threshold=threshold))
         + _memory_block(r),
         _linked_block(r, n_boot, ci, seed, embedder),

@@ -21,7 +21,7 @@ from costeer_lab.experiment import (
     success_linked,
     summary_table,
 )
-from costeer_lab.experiment._linked import HIT_THRESHOLDS
+from costeer_lab.experiment._linked import RETURN_THRESHOLDS
 from costeer_lab.experiment._metrics import deterministic_arms
 from costeer_lab.testing import make_row
 
@@ -30,75 +30,99 @@ WRONG_ONLY = "[]"
 
 
 def _log() -> pd.DataFrame:
-    """One arm, one seed. t1: attempt 1 fails with an error, attempt 2 succeeds after the error
-    query returned an exact fix. t2: attempt 1 fails without fingerprints, attempt 2 fails.
-    t3: solved at attempt 1 from a weak similar item; t4 fails once, from a strong one."""
+    """One arm, one seed; each item says whether it is relevant (a third tuple element).
+
+    t1: attempt 1 fails with an error, attempt 2 succeeds after the error query returned an exact
+    fix; its former trace is the last failure itself (never a hit). t2: attempt 1 fails without
+    fingerprints, attempt 2 fails; its similar item scores high but is irrelevant, its
+    component item is relevant. t3: solved at attempt 1 from a relevant but weak similar item;
+    t4 fails once, from a strong relevant one. t5 fails three times with the same error; at
+    attempt 3 the earlier same-cause trace is a hit. t6's item carries no relevance (a table
+    written before relevance was recorded): it is never eligible."""
+    T, F = True, False
     rows = [
         make_row("v2", 0, "t1", 1, False, error_fingerprints=ERR, retrieved={
-            "similar": [("s1", 0.62)], "former_trace": [], "component": [("c1", 0.25)],
+            "similar": [("s1", 0.62, T)], "former_trace": [], "component": [("c1", 0.25, F)],
             "error": []}),
         make_row("v2", 0, "t1", 2, True, used=["fix1"], retrieved={
-            "similar": [("s1", 0.62)], "former_trace": [("tr1", 1.0)],
-            "component": [("c1", 0.25)], "error": [("fix1", 1.0)]}),
+            "similar": [("s1", 0.62, T)], "former_trace": [("tr1", 1.0, F)],
+            "component": [("c1", 0.25, F)], "error": [("fix1", 1.0, T)]}),
         make_row("v2", 0, "t2", 1, False, error_fingerprints=WRONG_ONLY, retrieved={
-            "similar": [("s2", 0.91)], "former_trace": [], "component": [("c2", 0.75)],
+            "similar": [("s2", 0.91, F)], "former_trace": [], "component": [("c2", 0.75, T)],
             "error": []}),
         make_row("v2", 0, "t2", 2, False, error_fingerprints=ERR, used=["s2"], retrieved={
-            "similar": [("s2", 0.91)], "former_trace": [("tr2", 1.0)],
-            "component": [("c2", 0.75)], "error": [("fix9", 0.8)]}),
+            "similar": [("s2", 0.91, F)], "former_trace": [("tr2", 1.0, F)],
+            "component": [("c2", 0.75, T)], "error": [("fix9", 0.8, F)]}),
         make_row("v2", 0, "t3", 1, True, used=["s3"], retrieved={
-            "similar": [("s3", 0.4)], "former_trace": [], "component": [], "error": []}),
+            "similar": [("s3", 0.4, T)], "former_trace": [], "component": [], "error": []}),
         make_row("v2", 0, "t4", 1, False, error_fingerprints=ERR, used=["s1"], retrieved={
-            "similar": [("s1", 0.95)], "former_trace": [], "component": [("c1", 0.5)],
+            "similar": [("s1", 0.95, T)], "former_trace": [], "component": [("c1", 0.5, F)],
             "error": []}),
+        make_row("v2", 0, "t5", 1, False, error_fingerprints=ERR, retrieved={"former_trace": []}),
+        make_row("v2", 0, "t5", 2, False, error_fingerprints=ERR, retrieved={
+            "former_trace": [("tr5a", 1.0, F)]}),
+        make_row("v2", 0, "t5", 3, False, error_fingerprints=ERR, retrieved={
+            "former_trace": [("tr5a", 1.0, T), ("tr5b", 1.0, F)]}),
+        make_row("v2", 0, "t6", 1, True, used=["s9"], retrieved={"similar": [("s9", 0.99)]}),
     ]  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def _counts(out: pd.DataFrame, kind: str) -> list[int]:
-    cols = ["n_queries", "n_eligible", "n_hits"]
+    cols = ["n_queries", "n_could", "n_returned", "n_eligible", "n_hits"]
     return [int(x) for x in out.loc[kind, cols].to_numpy()]
 
 
 def test_calibrated_hit_rate_definitions_by_hand() -> None:
     out = calibrated_hit_rate(_log()).set_index("query_kind")
     assert list(out.index) == ["similar", "former_trace", "component", "error"]
-    assert out["threshold"].to_dict() == dict(HIT_THRESHOLDS)
-    # similar: 6 queries, all eligible; scores .62 .62 .91 .91 .4 .95 -> 5 reach 0.5
-    assert _counts(out, "similar") == [6, 6, 5]
-    # former traces: eligible only at attempt 2 (t1, t2); both returned a trace
-    assert _counts(out, "former_trace") == [6, 2, 2]
-    # component: shares .25 .25 .75 .75 (none) .5 -> 3 reach half the components
-    assert _counts(out, "component") == [6, 6, 3]
-    # error: eligible only after an attempt that failed with a fingerprint: t1 at attempt 2
-    # (t2's first failure had none); it hit (exact fingerprint, score 1.0). t2's 0.8 is not
-    # eligible, and would not reach 0.9 either.
-    assert _counts(out, "error") == [6, 1, 1]
+    assert out["threshold"].to_dict() == dict(RETURN_THRESHOLDS)
+    # similar: 7 queries; scores .62 .62 .91 .91 .4 .95 .99 -> 6 returned >= 0.5; t6 is not
+    # judged; relevant: t1 (x2), t3, t4 -> 4 hits of 6 (t2's 0.91 is returned, not a hit)
+    assert _counts(out, "similar") == [7, 7, 6, 6, 4]
+    assert out.loc["similar", "hit_rate"] == pytest.approx(4 / 6)
+    assert out.loc["similar", "returned_rate"] == pytest.approx(6 / 7)
+    # former traces: could return something relevant only from attempt 3 after an error (t5);
+    # t1's and t2's attempt-2 traces are their last failures; t5's earlier same-cause trace hits
+    assert _counts(out, "former_trace") == [9, 1, 1, 1, 1]
+    # component: shares .25 .25 .75 .75 (none) .5 -> 3 returned >= 0.5; relevant: t2 (x2)
+    assert _counts(out, "component") == [6, 6, 3, 6, 2]
+    # error: could only after an attempt that failed with a fingerprint: t1 at attempt 2 (t2's
+    # first failure had none); the exact fix is relevant. t2's 0.8 (irrelevant) cannot count.
+    assert _counts(out, "error") == [6, 1, 1, 1, 1]
     assert out.loc["error", "hit_rate"] == 1.0
-    assert out.loc["former_trace", "hit_rate"] == 1.0
-    assert out.loc["similar", "hit_rate"] == pytest.approx(5 / 6)
-    # a threshold override changes only its kind; unknown kinds are refused
+    # item precision: similar 4 relevant of 6 eligible items; component 2 of 5 (t3 returned none)
+    assert out.loc["similar", "item_precision"] == pytest.approx(4 / 6)
+    assert out.loc["component", "item_precision"] == pytest.approx(2 / 5)
+    # a score threshold override changes only "returned", never hits; unknown kinds are refused
     strict = calibrated_hit_rate(_log(), thresholds={"similar": 0.92}).set_index("query_kind")
-    assert strict.loc["similar", "n_hits"] == 1 and strict.loc["component", "n_hits"] == 3
+    assert _counts(strict, "similar") == [7, 7, 2, 6, 4]
+    assert strict.loc["component", "n_returned"] == 3
     with pytest.raises(InvalidInputError, match="'simlar'"):
         calibrated_hit_rate(_log(), thresholds={"simlar": 0.5})
 
 
-def test_the_old_single_cutoff_inflated_former_traces_and_errors() -> None:
-    """Former traces always score 1.0: one cutoff counted the attempt-1 misses as misses and
-    every later one as a hit; the calibrated rate counts only eligible queries."""
+def test_returning_something_is_not_a_hit() -> None:
+    """Every former-trace and similar query that could return something did; hits are fewer:
+    the task's own last failure and high-scoring irrelevant items do not count."""
     out = calibrated_hit_rate(_log()).set_index("query_kind")
-    assert out.loc["former_trace", "n_queries"] == 6 and out.loc["former_trace", "n_eligible"] == 2
+    sim = out.loc["similar"]
+    assert sim["n_returned"] > sim["n_hits"]
+    rows = [make_row("v2", 0, "t", a, False, error_fingerprints=ERR,
+                     retrieved={"former_trace": [(f"tr{a - 1}", 1.0, False)] if a > 1 else []})
+            for a in (1, 2, 3)]  # fmt: skip
+    own = calibrated_hit_rate(pd.DataFrame(rows)).set_index("query_kind")
+    assert _counts(own, "former_trace") == [3, 1, 1, 1, 0]
 
 
 def test_success_linked_by_hand() -> None:
     out = success_linked(_log(), n_boot=200).set_index("query_kind")
     sim = out.loc["similar"]
-    # similar hits: t1a1 F, t1a2 T, t2a1 F, t2a2 F, t4 F -> 1/5; the miss (t3, 0.4) succeeded
-    assert (sim["n_with"], sim["success_with"]) == (5, 1 / 5)
-    assert (sim["n_without"], sim["success_without"]) == (1, 1.0)
-    assert sim["difference"] == pytest.approx(-0.8)
-    assert sim["ci_low"] <= -0.8 <= sim["ci_high"]
+    # eligible: t1a1 F, t1a2 T, t3 T, t4 F hit -> 2/4; t2a1 F, t2a2 F missed -> 0/2 (t6 unjudged)
+    assert (sim["n_with"], sim["success_with"]) == (4, 0.5)
+    assert (sim["n_without"], sim["success_without"]) == (2, 0.0)
+    assert sim["difference"] == pytest.approx(0.5)
+    assert sim["ci_low"] <= 0.5 <= sim["ci_high"]
     # used: s2 (t2a2 F), s3 (t3 T), s1 (t4 F) -> 1/3; not used t1a1 F, t1a2 T, t2a1 F -> 1/3
     assert (sim["n_used"], sim["success_used"]) == (3, 1 / 3)
     assert (sim["n_not_used"], sim["success_not_used"]) == (3, 1 / 3)
@@ -108,19 +132,48 @@ def test_success_linked_by_hand() -> None:
     assert (err["n_used"], err["success_used"]) == (1, 1.0)
 
 
-def test_harmful_knowledge_from_results_by_hand() -> None:
-    rows = [make_row("v2", 0, f"a{i}", 1, False, retrieved={"similar": [("bad", 0.9)]})
-            for i in range(4)]  # fmt: skip
-    rows += [make_row("v2", 0, f"b{i}", 1, True, retrieved={"similar": [("good", 0.9)]})
-             for i in range(4)]  # fmt: skip
-    rows += [make_row("v2", 0, "c", 1, False, retrieved={"former_trace": [("bad", 1.0)]})]
-    out = harmful_knowledge(pd.DataFrame(rows), alpha=0.1)
-    # base rate 4/8 (former traces are not events): bad 0 of 4 -> 1/16 < 0.1
-    assert out[["arm", "item_id", "n_retrieved", "n_success"]].values.tolist() == [
-        ["v2", "bad", 4, 0]
-    ]
-    assert out["p_value"].tolist() == [pytest.approx(1 / 16)]
-    assert harmful_knowledge(pd.DataFrame(rows), alpha=0.05).empty
+def test_harmful_knowledge_controls_for_task_difficulty() -> None:
+    """ "bad" is used on easy tasks (solved by the arm's other attempts) and fails: flagged.
+    "tough" is used on hard tasks that fail without it too: not flagged, though its users
+    never succeed. "seen" is retrieved by every failure but never used: never flagged.
+    Former traces are never candidates."""
+    rows = []
+    for i in range(4):
+        rows += [
+            make_row(
+                "v2",
+                s,
+                f"e{i}",
+                1,
+                False,
+                used=["bad"],
+                retrieved={"similar": [("bad", 0.9, True), ("seen", 0.8, True)]},
+            )
+            for s in (0, 1)
+        ]
+        rows += [make_row("v2", s, f"e{i}", 2, True, used=["ok"]) for s in (0, 1)]
+        rows += [make_row("v2", 2, f"e{i}", 1, True)]
+        rows += [make_row("v2", s, f"h{i}", a, False, used=["tough" if a == 1 else f"tr{s}"],
+                          retrieved={"former_trace": [(f"tr{s}", 1.0, False)],
+                                     "similar": [("seen", 0.9, True)]})
+                 for s in (0, 1, 2) for a in (1, 2)]  # fmt: skip
+    out = harmful_knowledge(pd.DataFrame(rows))
+    # each easy task: 5 attempts, 3 successes, "bad" used twice, both failed:
+    # C(3,0)C(2,2)/C(5,2) = 1/10 per task -> 1e-4 over 4 tasks
+    assert out[["arm", "item_id", "n_used", "n_success"]].values.tolist() == [["v2", "bad", 8, 0]]
+    assert out["p_value"].tolist() == [pytest.approx(1e-4)]
+    assert out["expected_rate"].tolist() == [pytest.approx(3 / 5)]
+    # with no_knowledge as reference, its attempts join each task's comparison
+    ref = [make_row("no_knowledge", s, f"h{i}", 1, True) for i in range(4) for s in (0, 1, 2)]
+    with_ref = harmful_knowledge(pd.DataFrame(rows + ref), reference_arm="no_knowledge")
+    # the "hard" tasks are solved by the reference arm: now "tough" fails where others succeed,
+    # C(6,3)/C(9,3) = 5/21 per task
+    assert set(with_ref["item_id"]) == {"bad", "tough"}
+    tough = with_ref.set_index("item_id").loc["tough"]
+    assert tough["p_value"] == pytest.approx((5 / 21) ** 4)
+    assert "no_knowledge" not in set(with_ref["arm"])
+    with pytest.raises(InvalidInputError, match="reference arm 'nk'"):
+        harmful_knowledge(pd.DataFrame(rows), reference_arm="nk")
 
 
 def _arms(n_seeds: int, n_tasks: int, vary: bool) -> pd.DataFrame:

@@ -128,16 +128,30 @@ def test_hit_rate(table: pd.DataFrame) -> None:
     assert out["arm"].tolist() == [KB, KB]  # arms that never queried have no rows
     assert out["query_kind"].tolist() == ["similar", "error"]
     assert out["n_queries"].tolist() == [11, 4]
-    assert out["n_hits"].tolist() == [8, 2]
-    assert out["hit_rate"].tolist() == [8 / 11, 2 / 4]
-    stricter = hit_rate(table, threshold=0.55)  # k2 at exactly 0.5 no longer hits
-    assert stricter["n_hits"].tolist() == [7, 2]
+    # returned (best score >= 0.5) is not a hit: s0 b1 hit with a weak relevant k2 (.4), s0 c2
+    # returned an irrelevant k1 (.55), s1 c1 hit with a relevant k3 scoring .1
+    assert out["n_returned"].tolist() == [8, 2]
+    assert out["returned_rate"].tolist() == [8 / 11, 2 / 4]
+    assert out["n_judged"].tolist() == [11, 4]
+    assert out["n_hits"].tolist() == [9, 2]
+    assert out["hit_rate"].tolist() == [9 / 11, 2 / 4]
+    stricter = hit_rate(table, threshold=0.55)  # k2 at exactly 0.5 is no longer returned
+    assert stricter["n_returned"].tolist() == [7, 2]
+    assert stricter["n_hits"].tolist() == [9, 2]  # relevance does not depend on the threshold
+    # a table without relevance (written before it was recorded): hit rate unknown, not 0
+    old = table.assign(retrieved=table["retrieved"].str.replace(', "relevant": true', ""))
+    old_out = hit_rate(
+        old.assign(retrieved=old["retrieved"].str.replace(', "relevant": false', ""))
+    )
+    assert old_out["n_judged"].tolist() == [1, 1]  # the empty queries are judged misses
+    assert old_out["n_hits"].tolist() == [0, 0] and old_out["n_returned"].tolist() == [8, 2]
 
 
 def test_hit_rate_empty_retrieved_everywhere(table: pd.DataFrame) -> None:
     out = hit_rate(table[table["arm"] == NK])
     assert out.empty and list(out.columns) == [
-        "arm", "query_kind", "n_queries", "n_hits", "hit_rate"
+        "arm", "query_kind", "n_queries", "n_returned", "returned_rate", "n_judged", "n_hits",
+        "hit_rate",
     ]  # fmt: skip
     assert retrieval_success(table[table["arm"] == NK]).empty
     assert knowledge_usage(table[table["arm"] == NK]).empty
@@ -158,10 +172,11 @@ def test_retrieval_success(table: pd.DataFrame) -> None:
     out = retrieval_success(table, threshold=0.5)
     assert out["arm"].tolist() == [KB]
     row = out.iloc[0]
-    assert (row["n_hit"], row["n_miss"]) == (9, 4)
-    assert row["success_rate_hit"] == 7 / 9
+    # hits: s0 a1 b1 b2 c3 d1, s1 a1 b1 c1 d1 d2 (7 succeeded); misses: s0 c1 c2, s1 c3
+    assert (row["n_hit"], row["n_miss"]) == (10, 3)
+    assert row["success_rate_hit"] == 7 / 10
     assert row["success_rate_miss"] == 0.0
-    assert row["difference"] == 7 / 9
+    assert row["difference"] == 7 / 10
 
 
 def test_knowledge_usage_used(table: pd.DataFrame) -> None:

@@ -79,6 +79,13 @@ def test_three_arm_run_writes_results_and_links_retrieval(tmp_path: Path) -> Non
     used = json.loads(ma10["used_knowledge_ids"].iloc[0])
     retrieved_ids = [h["id"] for h in json.loads(ma10["retrieved"].iloc[0])["similar"]]
     assert used and used[0] in retrieved_ids
+    # every item carries its ground-truth relevance; the item MA10 used (an MA of another
+    # window: op mean) is relevant, and for every kind relevance is not "returned anything"
+    entries = [e for r in v2["retrieved"] for v in json.loads(r).values() for e in v]
+    assert entries and all(isinstance(e["relevant"], bool) for e in entries)
+    similar = json.loads(ma10["retrieved"].iloc[0])["similar"]
+    assert next(e for e in similar if e["id"] == used[0])["relevant"] is True
+    assert any(not e["relevant"] for e in entries)
     # the no-knowledge arm cannot solve it: the generic attempt is honest
     assert not nk[nk["task_id"] == "alpha158/MA10"]["success"].any()
     assert (tmp_path / "out" / "kb" / "rag_v2-seed0.db").exists()

@@ -19,8 +19,15 @@ from costeer_lab.knowledge import (
     make_rag_strategy,
     open_kb,
 )
-from costeer_lab.knowledge._harmful import binomial_tail, harmful_items
+from costeer_lab.knowledge._harmful import (
+    STEP_RECORD_KIND,
+    binomial_tail,
+    harmful_items,
+    step_attempts,
+    stratified_tail,
+)
 from costeer_lab.knowledge._options import rag_option_keys
+from costeer_lab.records import SingleFeedback
 from costeer_lab.store import BaseStore
 
 from ._kb_helpers import code, crash, factor, ok, seed
@@ -155,41 +162,101 @@ def v2_top(k: int) -> RAGStrategyV2:
     return RAGStrategyV2(RAGSettings(max_component_matches=k, component_gt_ratio=1.0))
 
 
-def test_binomial_tail_and_harmful_items_by_hand() -> None:
+def test_binomial_tail_and_stratified_tail_by_hand() -> None:
     assert binomial_tail(0, 3, 0.5) == pytest.approx(0.125)
     assert binomial_tail(3, 3, 0.2) == pytest.approx(1.0)
     assert binomial_tail(1, 4, 0.5) == pytest.approx(5 / 16)
-    # base rate 6 / 12 = 0.5: "bad" never followed by success in 4 retrievals -> 1/16;
-    # "meh" 0 of 2 is below min_retrievals; "good" 6 of 6 is not harmful
-    events = [("bad", False)] * 4 + [("meh", False)] * 2 + [("good", True)] * 6
-    found = find_harmful(events, min_retrievals=3, alpha=0.1)
-    assert [(h.item_id, h.n, h.k) for h in found] == [("bad", 4, 0)]
-    assert found[0].base_rate == pytest.approx(0.5) and found[0].p_value == pytest.approx(1 / 16)
-    assert find_harmful(events, min_retrievals=3, alpha=0.05) == []  # 1/16 is not < 0.05
-    assert [h.item_id for h in find_harmful(events, min_retrievals=2, alpha=0.3)] == [
-        "bad",
-        "meh",
-    ]
     with pytest.raises(InvalidInputError):
         binomial_tail(4, 3, 0.5)
+    # one task, 4 attempts, 2 successes; the item's 2 uses both failed: C(2,0)C(2,2)/C(4,2)
+    p, expected = stratified_tail([(4, 2, 2, 0)])
+    assert p == pytest.approx(1 / 6) and expected == pytest.approx(1.0)
+    # two such tasks: (1/6)^2 for 0 successes; E = 2
+    assert stratified_tail([(4, 2, 2, 0)] * 2)[0] == pytest.approx(1 / 36)
+    # 1 success among the uses of the first task: P(X <= 1) = 1/36 + 2 * (1/6)(4/6)
+    assert stratified_tail([(4, 2, 2, 1), (4, 2, 2, 0)])[0] == pytest.approx(1 / 36 + 8 / 36)
+    # a task with no attempt without the item, or none solved, is a single point: no evidence
+    assert stratified_tail([(3, 0, 3, 0), (2, 0, 1, 0)]) == (1.0, 0.0)
+    with pytest.raises(InvalidInputError, match="bad stratum"):
+        stratified_tail([(2, 1, 3, 0)])
+
+
+def test_item_used_on_hard_tasks_is_not_flagged() -> None:
+    """Every attempt of the hard tasks fails, with or without the item: its 6 failures are
+    what the tasks predict, so it is not flagged (a per-arm base rate would flag it)."""
+    hard = [(f"h{i}", ["tough"], False) for i in range(6)]
+    hard += [(f"h{i}", [], False) for i in range(6)] + [
+        (f"h{i}", ["other"], False) for i in range(6)
+    ]
+    easy = [(f"e{i}", ["other"], True) for i in range(6)]
+    assert find_harmful(hard + easy, min_uses=3, alpha=0.05) == []
+
+
+def test_item_turning_easy_tasks_into_failures_is_flagged() -> None:
+    """Each easy task succeeded twice without the item and failed when the coder used it."""
+    attempts = [(f"e{i}", ["bad"], False) for i in range(4)]
+    attempts += [(f"e{i}", [], True) for i in range(4) for _ in range(2)]
+    found = find_harmful(attempts, min_uses=3, alpha=0.05)
+    assert [(h.item_id, h.n, h.k) for h in found] == [("bad", 4, 0)]
+    assert found[0].p_value == pytest.approx((1 / 3) ** 4)
+    assert found[0].base_rate == pytest.approx(2 / 3)  # the tasks' prediction for its users
+    assert find_harmful(attempts, min_uses=5, alpha=0.05) == []  # used 4 times only
+    assert find_harmful(attempts, min_uses=3, alpha=(1 / 3) ** 4) == []  # tail not below
+
+
+def test_retrieved_but_never_used_item_is_never_flagged(store: BaseStore) -> None:
+    """Step records: "seen" is retrieved by every failing attempt but never used; "bad" is
+    used. Only "bad" is evidence; former traces are never candidates."""
+    attempts = []
+    for i in range(4):
+        retrieved = {"similar": [{"id": "seen", "score": 0.9}, {"id": "bad", "score": 0.8}],
+                     "former_trace": [{"id": f"trace{i}", "score": 1.0}]}  # fmt: skip
+        attempts.append(_step_attempt(f"t{i}", ["bad", f"trace{i}"], crash("E: x"), retrieved))
+        attempts.append(
+            _step_attempt(f"t{i}", [], ok(), {"similar": [{"id": "seen", "score": 1}]})
+        )
+    store.put_record(STEP_RECORD_KIND, "r/00001", {"run_id": "r", "step": 1, "attempts": attempts})
+    uses = step_attempts(d for _, d in store.iter_records(STEP_RECORD_KIND))
+    assert uses[0] == ("t0", ["bad"], False) and uses[1] == ("t0", [], True)
+    flagged = harmful_items(store, RAGSettings(harmful_alpha=0.1))
+    assert list(flagged) == ["bad"] and (flagged["bad"].n, flagged["bad"].k) == (4, 0)
+
+
+def test_step_record_kind_is_the_agent_s() -> None:
+    from costeer_lab.evolve._agent import STEP_KIND
+
+    assert STEP_RECORD_KIND == STEP_KIND
+
+
+def _step_attempt(
+    task_id: str, used: list[str], fb: SingleFeedback, retrieved: dict[str, Any]
+) -> dict[str, Any]:
+    """One attempt of an ``evo_step`` record, in the shape :class:`EvoAgent` writes."""
+    return {
+        "task_id": task_id,
+        "outcome": {"used_knowledge_ids": used},
+        "feedback": fb.to_dict(),
+        "retrieved": retrieved,
+    }
 
 
 def test_demote_harmful_changes_what_is_retrieved(kb: KnowledgeBaseV2, store: BaseStore) -> None:
-    """MA5's implementation was retrieved for four attempts that all failed while the other
-    retrieved items preceded successes: it is flagged, and ``demote_harmful`` moves it last."""
+    """MA5's implementation was used by four attempts that all failed on tasks whose two other
+    attempts each (with other knowledge, or none) succeeded: it is flagged, and
+    ``demote_harmful`` moves it last."""
     kb.add_seed_knowledge([seed(MA5, "ma5"), seed(STD5, "std5"), seed(VMA5, "vma5")])
     rag = make_rag_strategy("v2", max_similar=1, max_component_matches=1, component_gt_ratio=1.0)
     targets = [factor(f"MA{w}", f"Mean($close, {w})/$close", f"average close {w} d") for w in
                (11, 12, 13, 14)]  # fmt: skip
-    others = [factor(f"S{w}", f"Std($volume, {w})", f"deviation of volume {w}") for w in
-              range(30, 38)]  # fmt: skip
-    for t in targets + others:
-        rag.query(kb, [t], {}, run_id="h", attempt=1)
-    rag.generate_knowledge(
-        kb, [(t, code("x"), crash("KeyError: 'a'")) for t in targets], run_id="h"
-    )
-    rag.generate_knowledge(kb, [(t, code(f"y{t.id}"), ok()) for t in others], run_id="h")
     ma5 = kb.success[kb.td_of(MA5)].node
+    std5 = kb.success[kb.td_of(STD5)].node
+    steps = [
+        [_step_attempt(t.id, [ma5], crash("KeyError: 'a'"), {}) for t in targets],
+        [_step_attempt(t.id, [std5], ok(), {}) for t in targets],
+        [_step_attempt(t.id, [], ok(), {}) for t in targets],
+    ]
+    for i, attempts in enumerate(steps, 1):
+        store.put_record(STEP_RECORD_KIND, f"h/{i:05d}", {"run_id": "h", "attempts": attempts})
     flagged = harmful_items(store, RAGSettings())
     assert list(flagged) == [ma5]
     assert (flagged[ma5].n, flagged[ma5].k) == (4, 0)

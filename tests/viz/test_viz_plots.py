@@ -57,20 +57,23 @@ def test_hit_rate_info_exact() -> None:
     assert info.arms == ("rag",)
     assert info.kinds == ("similar", "error")
     assert info.rates == ((0.5, 0.0),)
+    assert info.returned == ((0.5, 0.0),)
     assert info.n_queries == ((2, 1),)
     assert info.threshold == 0.5
 
 
 def test_hit_rate_info_missing_kind_is_nan() -> None:
     rows = [
-        make_row("a", 0, "t", 1, True, retrieved={"component": [("c", 0.9)]}),
-        make_row("b", 0, "t", 1, True, retrieved={"former_trace": [("f", 0.1)]}),
+        make_row("a", 0, "t", 1, True, retrieved={"component": [("c", 0.9, True)]}),
+        make_row("b", 0, "t", 1, True, retrieved={"former_trace": [("f", 0.1, False)]}),
+        make_row("b", 0, "u", 1, True, retrieved={"former_trace": [("g", 0.9)]}),
     ]
     info = get_hit_rate_info(pd.DataFrame(rows))
     assert info.kinds == ("former_trace", "component")
     assert math.isnan(info.rates[0][0]) and info.rates[0][1] == 1.0
-    assert info.rates[1][0] == 0.0 and math.isnan(info.rates[1][1])
-    assert info.n_queries == ((0, 1), (1, 0))
+    assert info.rates[1][0] == 0.0 and math.isnan(info.rates[1][1])  # "g" is not judged
+    assert info.returned[1][0] == 0.5  # but it returned something (score 0.9)
+    assert info.n_queries == ((0, 1), (2, 0))
 
 
 def test_attempts_info_exact() -> None:
@@ -139,7 +142,9 @@ def _bars(ax: Axes) -> list[Rectangle]:
 
 def test_bar_plots_draw_expected_bars() -> None:
     ax = plot_hit_rate(example_results(), ax=Figure().subplots())
-    assert [round(p.get_height(), 6) for p in _bars(ax)] == [0.5, 0.0]
+    filled = [round(p.get_height(), 6) for p in _bars(ax) if p.get_fill()]
+    outlines = [round(p.get_height(), 6) for p in _bars(ax) if not p.get_fill()]
+    assert filled == [0.5, 0.0] and outlines == [0.5, 0.0]  # hits, and returned
     ax = plot_attempts(example_results(), ax=Figure().subplots())
     heights = [p.get_height() for p in _bars(ax)]
     assert heights == [1, 1, 0, 1, 0, 1]  # no_knowledge (1, 2, never), then rag
