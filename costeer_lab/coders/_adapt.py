@@ -4,11 +4,11 @@ The differences between the source and target tasks' formulations (and names) gi
 windows (``5 → 10``), data fields (``$close → $open``) and identifiers (``MA5 → MA10``,
 ``Mean → Std``); the mapping is applied to the NUMBER, NAME and STRING tokens of the source code,
 and to numbers that end an identifier (``close_diff10 → close_diff15``). A number is mapped only
-when it is a positive whole number that the source uses as a window and its image one that the
-target uses as a window (:func:`._windows.window_values`): epsilons (``1e-12``), floats,
-quantile levels and exponents are never substituted. Numbers are taken from task names only
-when the rest of the names agree (``MA5 → MA10``, not ``MA5 → alpha002``). Nothing else is
-changed, so the result is only as good as the retrieved source.
+when it is a positive whole number that the source uses as a window (or shift) and its image
+one that the target uses in the same role (:func:`._windows.window_roles`): epsilons
+(``1e-12``), floats, quantile levels and exponents are never substituted. Numbers are taken
+from task names only when the rest of the names agree (``MA5 → MA10``, not ``MA5 →
+alpha002``). Nothing else is changed, so the result is only as good as the retrieved source.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costeer_lab.coders._adapt_io import adapt_io
-from costeer_lab.coders._windows import is_window_literal, window_values
+from costeer_lab.coders._windows import is_window_literal, window_roles
 from costeer_lab.records import Task, Workspace
 
 __all__ = ["Adaptation", "adapt_code", "adapt_workspace", "derive_adaptation"]
@@ -109,7 +109,9 @@ def _fmt(x: float) -> str:
 
 
 class _Builder:
-    def __init__(self, src_windows: frozenset[int], dst_windows: frozenset[int]) -> None:
+    def __init__(
+        self, src_windows: Mapping[int, frozenset[str]], dst_windows: Mapping[int, frozenset[str]]
+    ) -> None:
         self.src_windows, self.dst_windows = src_windows, dst_windows
         self.weak = False  # weak evidence (names) never overrides nor conflicts
         self.numbers: dict[float, str] = {}
@@ -128,8 +130,9 @@ class _Builder:
         if kind == "number":  # only a window of the source becomes a window of the target
             if not (is_window_literal(src) and is_window_literal(dst)):
                 return
-            if int(src) not in self.src_windows or int(dst) not in self.dst_windows:
-                return
+            roles = self.src_windows.get(int(src), frozenset())
+            if not roles & self.dst_windows.get(int(dst), frozenset()):
+                return  # not windows, or a shift (Ref's lag) against a window length
             self._put(self.numbers, float(int(src)), str(int(dst)), src)  # "007" → "7"
         elif kind == "field":
             self._put(self.fields, src, dst, src)
@@ -160,7 +163,7 @@ def derive_adaptation(source: Task, target: Task) -> Adaptation:
         >>> derive_adaptation(a, b).describe()
         '5→10, MA5→MA10'
     """
-    b = _Builder(window_values(source), window_values(target))
+    b = _Builder(window_roles(source), window_roles(target))
     b.align(_TOKEN.findall(source.formulation), _TOKEN.findall(target.formulation))
     # Parameters hidden in names (MA5 → MA10) only where the formulations did not decide.
     b.weak = True

@@ -18,7 +18,13 @@ import re
 from costeer_lab.coders._contracts import task_family
 from costeer_lab.records import Task
 
-__all__ = ["ROLLING_OPERATORS", "is_window_literal", "window_values"]
+__all__ = [
+    "ROLLING_OPERATORS",
+    "SHIFT_OPERATORS",
+    "is_window_literal",
+    "window_roles",
+    "window_values",
+]
 
 #: Operators (lower case) whose integer arguments are windows or shifts; ``ts_*`` and names
 #: containing ``rolling`` also count.
@@ -30,6 +36,9 @@ ROLLING_OPERATORS = frozenset(
         "prod", "product", "decay_linear", "decaylinear", "ma", "shift", "diff", "pct_change",
     }
 )  # fmt: skip
+#: Rolling operators whose integer argument is a shift (a lag), not a window length; a shift
+#: is only ever mapped to a shift (``Ref($close, 1)`` never becomes a 10-day window).
+SHIFT_OPERATORS = frozenset({"ref", "delay", "delta", "shift", "diff", "pct_change"})
 _TOKEN = re.compile(r"\$[A-Za-z_]\w*|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[A-Za-z_]\w*|\*\*|\S")
 _WINDOW_WORDS = re.compile(r"\b(?:window|look-?back|periods?|horizon|lag)\b", re.IGNORECASE)
 _NAME_END = re.compile(r"(?<=[A-Za-z_])([1-9]\d*)$")
@@ -57,10 +66,10 @@ def _rolling(name: str) -> bool:
     return low in ROLLING_OPERATORS or low.startswith("ts_") or "rolling" in low
 
 
-def _formula_windows(formula: str) -> set[int]:
+def _formula_windows(formula: str) -> dict[int, set[str]]:
     toks = _TOKEN.findall(formula)
     calls: list[str] = []  # the operator of each open parenthesis ("" = grouping)
-    out: set[int] = set()
+    out: dict[int, set[str]] = {}
     for i, tok in enumerate(toks):
         if tok == "(":
             prev = toks[i - 1] if i else ""
@@ -72,12 +81,43 @@ def _formula_windows(formula: str) -> set[int]:
             before = toks[i - 1] if i else ""
             after = toks[i + 1] if i + 1 < len(toks) else ""
             if before in ("(", ",") and after in (")", ","):  # a whole argument, not x*2
-                out.add(int(tok))
+                role = "shift" if calls[-1].lower() in SHIFT_OPERATORS else "window"
+                out.setdefault(int(tok), set()).add(role)
     return out
 
 
+def window_roles(task: Task) -> dict[int, frozenset[str]]:
+    """Each integer ``task`` uses as a window, with its roles: ``"window"`` (a window length)
+    and/or ``"shift"`` (the lag of ``Ref``/``Delta``/...). See the module docstring.
+
+    Example:
+        >>> t = Task("t", "CNTP20", "", formulation="Mean($close>Ref($close, 1), 20)")
+        >>> {k: sorted(v) for k, v in sorted(window_roles(t).items())}
+        {1: ['shift'], 20: ['window']}
+    """
+    out = _formula_windows(task.formulation)
+    named: set[int] = set()
+    window = task.extra.get("window")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        named.add(window)
+    for name, text in task.variables.items():
+        if _WINDOW_WORDS.search(f"{name} {text}"):
+            named.update(int(m) for m in _INT.findall(str(text)) if int(m) > 0)
+    for m in _DAYS.finditer(task.description):
+        value = int(m.group(1) or m.group(2))
+        if value > 0:
+            named.add(value)
+    if not out and not named and not task.formulation.strip():
+        end = _NAME_END.search(task.name)
+        if end and task_family(task) != "function":
+            named.add(int(end.group(1)))
+    for value in named:
+        out.setdefault(value, set()).add("window")
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 def window_values(task: Task) -> frozenset[int]:
-    """The integers ``task`` uses as windows (see the module docstring).
+    """The integers ``task`` uses as windows or shifts (the keys of :func:`window_roles`).
 
     Example:
         >>> t = Task("t", "RSV20", "", formulation="($close-Min($low, 20))/(Max($high, 20)"
@@ -87,19 +127,4 @@ def window_values(task: Task) -> frozenset[int]:
         >>> sorted(window_values(Task("u", "X", "Mean over a 10-day window", extra={"window": 3})))
         [3, 10]
     """
-    out = _formula_windows(task.formulation)
-    window = task.extra.get("window")
-    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
-        out.add(window)
-    for name, text in task.variables.items():
-        if _WINDOW_WORDS.search(f"{name} {text}"):
-            out.update(int(m) for m in _INT.findall(str(text)) if int(m) > 0)
-    for m in _DAYS.finditer(task.description):
-        value = int(m.group(1) or m.group(2))
-        if value > 0:
-            out.add(value)
-    if not out and not task.formulation.strip() and task_family(task) != "function":
-        end = _NAME_END.search(task.name)
-        if end:
-            out.add(int(end.group(1)))
-    return frozenset(out)
+    return frozenset(window_roles(task))

@@ -91,3 +91,16 @@ def test_a_name_carries_a_window_only_for_a_task_without_formulation() -> None:
     assert window_values(Task("a", "alpha002", "", formulation="-1 * rank($volume)")) == set()
     fn = Task("h", "f12", "", extra={"prompt": "def f12():\n", "entry_point": "f12"})
     assert window_values(fn) == set()
+
+
+def test_a_shift_is_never_mapped_to_a_window_length() -> None:
+    """WVMA5 → CNTN10 once mapped Ref's ``1`` to ``10`` and made ``min_periods=10`` crash."""
+    src = make_task(next(s for s in FEATURES if s.name == "WVMA5"))
+    dst = make_task(next(s for s in FEATURES if s.name == "CNTN10"))
+    ad = derive_adaptation(src, dst)
+    assert 1.0 not in ad.numbers
+    roc = derive_adaptation(
+        Task("a", "ROC5", "", formulation="Ref($close, 5)/$close"),
+        Task("b", "ROC10", "", formulation="Ref($close, 10)/$close"),
+    )
+    assert dict(roc.numbers) == {5.0: "10"}  # a shift to a shift
