@@ -1,17 +1,18 @@
 """Token-level adaptation of code written for one task to a similar task.
 
 The differences between the source and target tasks' formulations (and names) give a mapping of
-numbers (``5 → 10``), data fields (``$close → $open``) and identifiers (``MA5 → MA10``,
+windows (``5 → 10``), data fields (``$close → $open``) and identifiers (``MA5 → MA10``,
 ``Mean → Std``); the mapping is applied to the NUMBER, NAME and STRING tokens of the source code,
-and to numbers that end an identifier (``close_diff10 → close_diff15``). Numbers are taken from
-task names only when the rest of the names agree (``MA5 → MA10``, not ``MA5 → alpha002``), and a
-number is always written as a valid literal (``002`` → ``2``). Nothing else is changed, so the
-result is only as good as the retrieved source.
+and to numbers that end an identifier (``close_diff10 → close_diff15``). A number is mapped only
+when it is a positive whole number that the source uses as a window (or shift) and its image
+one that the target uses in the same role (:func:`._windows.window_roles`): epsilons
+(``1e-12``), floats, quantile levels and exponents are never substituted. Numbers are taken
+from task names only when the rest of the names agree (``MA5 → MA10``, not ``MA5 →
+alpha002``). Nothing else is changed, so the result is only as good as the retrieved source.
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
 import io
 import keyword
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costeer_lab.coders._adapt_io import adapt_io
+from costeer_lab.coders._windows import is_window_literal, window_roles
 from costeer_lab.records import Task, Workspace
 
 __all__ = ["Adaptation", "adapt_code", "adapt_workspace", "derive_adaptation"]
@@ -77,16 +79,6 @@ def _kind(tok: str) -> str:
     return "other"
 
 
-def _number(text: str) -> float | None:
-    if text.isdigit():  # "007" in a formulation is 7 (not a Python literal)
-        return float(int(text))
-    try:
-        value = ast.literal_eval(text.replace("_", ""))
-    except (ValueError, SyntaxError):
-        return None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 @dataclass(frozen=True)
 class Adaptation:
     """A source → target rewrite: ``numbers`` by value, ``fields`` (with ``$``), ``names``.
@@ -117,7 +109,10 @@ def _fmt(x: float) -> str:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(
+        self, src_windows: Mapping[int, frozenset[str]], dst_windows: Mapping[int, frozenset[str]]
+    ) -> None:
+        self.src_windows, self.dst_windows = src_windows, dst_windows
         self.weak = False  # weak evidence (names) never overrides nor conflicts
         self.numbers: dict[float, str] = {}
         self.fields: dict[str, str] = {}
@@ -132,13 +127,13 @@ class _Builder:
             return
         if self.weak and any(len(x) > 1 and x.startswith("0") for x in (src, dst)):
             return  # zero-padded numbers in names are ids (alpha001), not parameters
-        if kind == "number":
-            key, table, value = _number(src), self.numbers, _number(dst)
-            if key is None or value is None or value == key:
+        if kind == "number":  # only a window of the source becomes a window of the target
+            if not (is_window_literal(src) and is_window_literal(dst)):
                 return
-            if value.is_integer() and dst.isdigit():  # "002" is not a Python literal
-                dst = str(int(value))
-            self._put(table, key, dst, src)
+            roles = self.src_windows.get(int(src), frozenset())
+            if not roles & self.dst_windows.get(int(dst), frozenset()):
+                return  # not windows, or a shift (Ref's lag) against a window length
+            self._put(self.numbers, float(int(src)), str(int(dst)), src)  # "007" → "7"
         elif kind == "field":
             self._put(self.fields, src, dst, src)
         elif not keyword.iskeyword(src) and not keyword.iskeyword(dst):
@@ -168,7 +163,7 @@ def derive_adaptation(source: Task, target: Task) -> Adaptation:
         >>> derive_adaptation(a, b).describe()
         '5→10, MA5→MA10'
     """
-    b = _Builder()
+    b = _Builder(window_roles(source), window_roles(target))
     b.align(_TOKEN.findall(source.formulation), _TOKEN.findall(target.formulation))
     # Parameters hidden in names (MA5 → MA10) only where the formulations did not decide.
     b.weak = True
@@ -237,6 +232,8 @@ def _rewrite_name(tok: str, prev: str, ad: Adaptation) -> str:
 def adapt_code(code: str, ad: Adaptation) -> str:
     """Apply ``ad`` to the NUMBER, NAME and STRING tokens of ``code`` (comments untouched).
 
+    Only whole-number literals are rewritten (never ``5.0``, ``1e-12`` or an exponent ``x**5``).
+
     Code that does not tokenize is returned unchanged.
 
     Example:
@@ -257,16 +254,14 @@ def adapt_code(code: str, ad: Adaptation) -> str:
     prev, prev2 = "", ""
     for tok in tokens:
         new = tok.string
-        if tok.type == tokenize.NUMBER:
-            value = _number(tok.string)
+        if tok.type == tokenize.NUMBER:  # only whole numbers: 5.0, 1e-12, 0x5 are no windows
             if (
-                value is not None
-                and value in ad.numbers
+                is_window_literal(tok.string)
+                and float(tok.string) in ad.numbers
+                and prev != "**"
                 and not (prev == "=" and prev2 in _FIXED_KEYWORDS)
             ):
-                target = ad.numbers[value]
-                is_float = any(c in tok.string for c in ".eE") and not tok.string.startswith("0x")
-                new = target if not is_float or "." in target else f"{target}.0"
+                new = ad.numbers[float(tok.string)]
         elif tok.type == tokenize.NAME:
             new = _rewrite_name(tok.string, prev, ad)
         elif tok.type == tokenize.STRING or (_FSTRING_MIDDLE and tok.type == _FSTRING_MIDDLE):

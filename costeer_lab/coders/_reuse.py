@@ -20,23 +20,36 @@ from costeer_lab.records import (
 
 __all__ = ["ReuseCoder", "wrong_answer"]
 
-#: Exception names evaluators use for a verdict on code that ran (a wrong answer, not a crash).
-VERDICT_ERRORS = frozenset({"FactorCheckError", "FactorOutputError", "AssertionError"})
+#: Exception names evaluators use for a verdict on code that ran (a wrong answer, not a crash):
+#: a failed format or value check, a missing output, a value mismatch (its class: sign, scale,
+#: window, ...), a failed hidden-test assertion.
+VERDICT_ERRORS = frozenset(
+    {"FactorCheckError", "FactorOutputError", "FactorMismatchError", "AssertionError"}
+)
 
 
 def wrong_answer(feedback: SingleFeedback | None) -> bool:
-    """True when ``feedback`` is a failure of code that ran: every error fingerprint is a
-    verdict (:data:`VERDICT_ERRORS`), none a crash.
+    """True when ``feedback`` is a failure of code that ran: the evaluator says the code ran to
+    completion (``details["ran"]``) and the failure is not the infrastructure's, or every error
+    fingerprint is a verdict (:data:`VERDICT_ERRORS`), none a crash.
 
     Example:
         >>> wrong_answer(SingleFeedback(final_decision=False,
-        ...     error_fingerprints=("FactorCheckError: equal values <num>",)))
+        ...     error_fingerprints=("FactorMismatchError: window",)))
+        True
+        >>> wrong_answer(SingleFeedback(final_decision=False, details={"ran": True},
+        ...     error_fingerprints=("FutureWarning: <str>", "FactorMismatchError: values")))
         True
         >>> wrong_answer(SingleFeedback(final_decision=False,
         ...     error_fingerprints=("KeyError: <str>",)))
         False
     """
-    if feedback is None or feedback.succeeded or not feedback.error_fingerprints:
+    if feedback is None or feedback.succeeded:
+        return False
+    details = feedback.details
+    if details.get("ran") is True and "infrastructure_error" not in details:
+        return True
+    if not feedback.error_fingerprints:
         return False
     return all(fp.split(":", 1)[0].strip() in VERDICT_ERRORS for fp in feedback.error_fingerprints)
 

@@ -9,18 +9,28 @@ instrument, never across instruments.
 
 Operator semantics (Qlib's, made explicit; every task lists the ones it uses in
 ``variables``): see :data:`OPERATORS`. Splits: ``train`` holds the rolling features with
-windows 5 and 20 (seed knowledge), ``test`` everything else.
+windows 5 and 20 (seed knowledge), ``test`` everything else. ``holdout_families`` keeps whole
+formula families out of ``train`` (every window in ``test``), so that a target's own formula is
+never in the seed knowledge and copying a same-formula task with another window is impossible.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator, Runner
 from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._alpha158_code import ground_truth_code
-from costeer_lab.suites._alpha158_defs import FEATURES, FIELD_MEANINGS, FeatureSpec, describe
+from costeer_lab.suites._alpha158_defs import (
+    FAMILIES,
+    FEATURES,
+    FIELD_MEANINGS,
+    FeatureSpec,
+    describe,
+)
 from costeer_lab.suites._panel import ensure_panel
 from costeer_lab.suites._suite import Suite
 
@@ -99,12 +109,24 @@ def make_task(spec: FeatureSpec) -> Task:
     )
 
 
+def _families(names: Sequence[str]) -> frozenset[str]:
+    if isinstance(names, str):
+        names = [names]
+    unknown = sorted(set(names) - set(FAMILIES))
+    if unknown:
+        raise InvalidInputError(
+            f"alpha158 holdout_families: unknown families {unknown}; expected some of {FAMILIES}"
+        )
+    return frozenset(names)
+
+
 def alpha158_suite(
     n_instruments: int = 50,
     n_days: int = 500,
     seed: int = 0,
     cache_dir: str | Path | None = None,
     evaluator_runner: str | Runner | None = None,
+    holdout_families: Sequence[str] = (),
 ) -> Suite:
     """Build the suite; the panel is generated into ``cache_dir`` on first use.
 
@@ -114,6 +136,12 @@ def alpha158_suite(
         seed: seed of the panel generator.
         cache_dir: where the panel file goes (default ``get_settings().cache_dir``).
         evaluator_runner: default runner of :meth:`Suite.evaluator` (``None`` = the sandbox).
+        holdout_families: families (``"STD"``, ``"QTLD"``, ... see
+            :data:`~costeer_lab.suites._alpha158_defs.FAMILIES`) none of whose features is in
+            ``train``; their windows 5 and 20 go to ``test``.
+
+    Raises:
+        InvalidInputError: an unknown family in ``holdout_families``.
 
     Example:
         >>> suite = alpha158_suite(5, 80, cache_dir=__import__("tempfile").mkdtemp())
@@ -124,10 +152,11 @@ def alpha158_suite(
         from costeer_lab.settings import get_settings
 
         cache_dir = get_settings().cache_dir
+    held = _families(holdout_families)
     panel = ensure_panel(cache_dir, n_instruments, n_days, seed)
     specs = {f"alpha158/{s.name}": s for s in FEATURES}
     tasks = [make_task(s) for s in FEATURES]
-    train = [tid for tid, s in specs.items() if s.window in TRAIN_WINDOWS]
+    train = [tid for tid, s in specs.items() if s.window in TRAIN_WINDOWS and s.family not in held]
     test = [tid for tid in specs if tid not in set(train)]
     inputs = {"daily_pv.parquet": panel}
 

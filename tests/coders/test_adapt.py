@@ -36,10 +36,11 @@ def test_operator_names_follow_the_formulation() -> None:
     assert adapt_code("y = x.rolling(5).mean()\n", ad) == "y = x.rolling(5).std()\n"
 
 
-def test_float_literals_keep_their_type_and_fixed_keywords_are_untouched() -> None:
+def test_only_whole_number_literals_change_and_fixed_keywords_are_untouched() -> None:
     ad = Adaptation(numbers={1.0: "3"})
-    code = "a = x.shift(1)\nb = 1.0 * y\nc = df.mean(axis=1)\n"
-    assert adapt_code(code, ad) == "a = x.shift(3)\nb = 3.0 * y\nc = df.mean(axis=1)\n"
+    code = "a = x.shift(1)\nb = 1.0 * y\nc = df.mean(axis=1)\nd = y**1 + 1e0\n"
+    want = "a = x.shift(3)\nb = 1.0 * y\nc = df.mean(axis=1)\nd = y**1 + 1e0\n"
+    assert adapt_code(code, ad) == want
 
 
 def test_comments_are_untouched_and_swaps_are_simultaneous() -> None:

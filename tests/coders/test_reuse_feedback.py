@@ -50,6 +50,7 @@ def test_wrong_answer_is_told_apart_from_a_crash() -> None:
     assert wrong_answer(_fb(CHECK))
     assert wrong_answer(_fb("FactorOutputError: output: <str> was not written"))
     assert wrong_answer(_fb("AssertionError: candidate(<num>) == <num>"))
+    assert wrong_answer(_fb("FactorMismatchError: window"))  # the code ran; values are wrong
     assert not wrong_answer(_fb("KeyError: <str>"))
     assert not wrong_answer(_fb(CHECK, "KeyError: <str>"))  # a crash among them
     assert not wrong_answer(_fb())
@@ -75,3 +76,20 @@ def test_after_a_crash_the_known_fix_comes_first() -> None:
     res = ReuseCoder().implement_with_info(ma_task(10), _setup(last), last)
     assert res.strategy == "known_fix" and res.used_knowledge_ids == ("fix:MA30",)
     assert res.workspace.code == ma_code(10)
+
+
+def test_code_that_ran_is_a_wrong_answer_whatever_its_stderr_says() -> None:
+    ran = {"ran": True, "format_ok": True}
+    noisy = ("RuntimeWarning: invalid value encountered", "FactorMismatchError: values")
+    assert wrong_answer(
+        SingleFeedback(final_decision=False, error_fingerprints=noisy, details=ran)
+    )
+    assert not wrong_answer(SingleFeedback(final_decision=False, error_fingerprints=noisy[:1]))
+    infra = {"ran": True, "infrastructure_error": "the reference failed"}
+    assert not wrong_answer(SingleFeedback(final_decision=False, details=infra))
+
+
+def test_after_a_value_mismatch_the_next_own_candidate_comes_before_a_borrowed_fix() -> None:
+    last = _fb("FactorMismatchError: window")
+    res = ReuseCoder().implement_with_info(ma_task(10), _setup(last), last)
+    assert res.strategy == "adapted" and res.used_knowledge_ids == ("k:alpha/MA20",)

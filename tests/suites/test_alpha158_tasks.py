@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
-from costeer_lab.suites import Suite
+import pytest
+
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.suites import Suite, alpha158_suite
 from costeer_lab.suites._alpha158_defs import FEATURES, WINDOWS
 
 ROLLING = [
@@ -98,3 +102,15 @@ def test_splits_train_windows_5_and_20(small_alpha: Suite) -> None:
 def test_feature_specs_match_tasks() -> None:
     assert [s.name for s in FEATURES][:3] == ["KMID", "KLEN", "KMID2"]
     assert {s.window for s in FEATURES} == {0, *WINDOWS}
+
+
+def test_holdout_families_leave_train_entirely(alpha_cache: Path) -> None:
+    held = alpha158_suite(4, 30, seed=7, cache_dir=alpha_cache, holdout_families=["STD", "QTLD"])
+    train = set(held.split("train"))
+    test = set(held.split("test"))
+    assert not any(t.startswith(("alpha158/STD", "alpha158/QTLD")) for t in train)
+    assert {f"alpha158/STD{d}" for d in WINDOWS} <= test
+    assert {"alpha158/VSTD5", "alpha158/QTLU20", "alpha158/MA5"} <= train
+    assert len(train) == 2 * (29 - 2) and len(train) + len(test) == 158
+    with pytest.raises(InvalidInputError, match=r"unknown families \['STDEV'\]"):
+        alpha158_suite(4, 30, seed=7, cache_dir=alpha_cache, holdout_families=["STDEV"])
