@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, Tas
 if TYPE_CHECKING:
     from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
     from costeer_lab.suites import SuiteLike
+from costeer_lab.llm import LOCAL_PREFIX, model_alias, require_local_llm
 from costeer_lab.records import Task
 
 __all__ = [
@@ -216,6 +218,23 @@ def _select(
     return targets, seed_tasks
 
 
+def _check_coder_model(config: Mapping[str, Any], coder: Any) -> None:
+    """A ``local:`` model: its name is known and the ``llm`` extra is installed (the runner starts
+    the server, which checks its own health); any other model: probe its endpoint."""
+    model = str(config.get("model", ""))
+    if not model.startswith(LOCAL_PREFIX):
+        _check_coder_endpoint(coder)
+        return
+    if config.get("cache_mode", getattr(coder.settings, "cache_mode", None)) == "replay_only":
+        model_alias(model)
+        return
+    try:
+        model_alias(model)
+        require_local_llm(model.removeprefix(LOCAL_PREFIX))
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"coder.model: {exc}") from None
+
+
 def _check_coder_endpoint(coder: Any) -> None:
     """Probe the coder's model endpoint (``coder.check()``), unless it replays a recording."""
     check = getattr(coder, "check", None)
@@ -242,7 +261,7 @@ def _check_components(spec: ExperimentSpec, out_dir: Path) -> None:
         coder = coder_from_config(coder_config(spec, out_dir))
     except CosteerLabError as exc:
         raise ConfigurationError(f"coder.name: {exc}") from None
-    _check_coder_endpoint(coder)
+    _check_coder_model(spec.coder, coder)
     try:
         get_embedder(spec.embedder)
     except CosteerLabError as exc:
