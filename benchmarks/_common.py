@@ -191,6 +191,12 @@ class Results:
     def __init__(self, benchmark: str) -> None:
         self.benchmark = benchmark
         self.rows: list[Result] = []
+        #: Cases that could not run here, with the reason (an optional extra not installed, …).
+        self.skipped: list[dict[str, str]] = []
+
+    def skip(self, case: str, reason: str) -> None:
+        """Record that ``case`` did not run, and why (listed under ``"skipped"`` in the JSON)."""
+        self.skipped.append({"case": str(case), "reason": str(reason)})
 
     def add(self, case: str, metric: str, value: float, unit: str) -> None:
         """Record ``value`` (converted to float) of ``metric`` for ``case``."""
@@ -211,12 +217,16 @@ class Results:
         raise KeyError((case, metric))
 
     def to_dict(self, machine: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The JSON document: ``{"benchmark", "machine", "results"}``."""
-        return {
+        """The JSON document: ``{"benchmark", "machine", "results"}`` (and ``"skipped"``: the
+        cases that did not run, with the reason, when there are any)."""
+        doc: dict[str, Any] = {
             "benchmark": self.benchmark,
             "machine": machine if machine is not None else machine_info(),
             "results": [asdict(r) for r in self.rows],
         }
+        if self.skipped:
+            doc["skipped"] = list(self.skipped)
+        return doc
 
     def table(self) -> str:
         """The rows as an aligned plain-text table (also valid Markdown)."""
@@ -239,6 +249,8 @@ class Results:
         out = file if file is not None else sys.stdout
         print(f"benchmark: {self.benchmark}", file=out)
         print(self.table(), file=out)
+        for s in self.skipped:
+            print(f"skipped {s['case']}: {s['reason']}", file=out)
 
     def write_json(self, path: str | Path, machine: dict[str, Any] | None = None) -> None:
         """Write :meth:`to_dict` to ``path`` (``"-"``: stdout), creating its directory; the

@@ -13,7 +13,14 @@ and ``overhead_share_ratio = overhead / (step wall / tasks)``: the share of an i
 framework costs (the baseline is the whole iteration measured in the same run). ``run_total``
 is the arm's whole run: opening and seeding its knowledge base, then every step.
 
-Run: ``python -m benchmarks.loop [--quick] [--json PATH|-]``.
+Case ``real_model``: the same loop with a real language model — Gemma 3 270M served by
+llama.cpp on 127.0.0.1 (the ``llm`` extra, ``make setup-llm``), the completions API, on easy
+HumanEval problems, arms none and V2, no response cache (every call reaches the model). It
+reports the model's generation and prompt speed (tokens/s over the coder's wall time),
+attempts per minute, and the same overhead share. Without the extra the case is listed under
+``skipped`` with the reason.
+
+Run: ``python -m benchmarks.loop [--quick] [--json PATH|-] [--no-real-model]``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ SUITE_OPTIONS = {"n_instruments": 20, "n_days": 200}
 def _extra(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", type=int, default=None, help="number of target tasks")
     p.add_argument("--steps", type=int, default=None, help="evolution steps")
+    p.add_argument("--no-real-model", action="store_true", help="skip the real_model case")
+    p.add_argument("--real-tasks", type=int, default=None, help="tasks of the real_model case")
 
 
 def _spec(steps: int) -> ExperimentSpec:
@@ -105,6 +114,75 @@ def _add_timings(results: Results, case: str, state: RunState, total: float) -> 
     results.add_ratio(case, "overhead_share_ratio", overhead, per_iter)
 
 
+#: Easy HumanEval test problems of the real-model case (as in data/specs/real_model.yaml).
+REAL_MODEL_TASKS = ("humaneval/2", "humaneval/7", "humaneval/13", "humaneval/15", "humaneval/17",
+                    "humaneval/21", "humaneval/22", "humaneval/23", "humaneval/26", "humaneval/27",
+                    "humaneval/29", "humaneval/30")  # fmt: skip
+
+
+def _real_model(n_tasks: int, steps: int, work: Path, results: Results) -> None:
+    """The loop with a local model: ``none`` and ``v2`` arms, every call sent to the server."""
+    from costeer_lab.errors import ConfigurationError
+    from costeer_lab.llm import LocalModelServer, require_local_llm
+
+    try:
+        require_local_llm("gemma3-270m")
+    except ConfigurationError as exc:
+        results.skip("real_model", str(exc))
+        return
+    suite = load_suite("humaneval")
+    targets = [suite.task(t) for t in REAL_MODEL_TASKS[:n_tasks]]
+    seed_tasks = [suite.task(i) for i in suite.split("train")]
+    with LocalModelServer("gemma3-270m", log_path=work / "server.log") as server:
+        coder = {"name": "llm", "api": "completions", "model": server.model,
+                 "base_url": server.base_url, "api_key": server.api_key, "temperature": 0.5,
+                 "max_tokens": 128, "max_similar": 1, "max_component_matches": 1,
+                 "max_error_fixes": 1, "max_former_traces": 1, "cache_mode": "off"}  # fmt: skip
+        for rag in ("none", "v2"):
+            spec = load_spec({"name": "bench-loop-real", "suite": "humaneval", "coder": coder,
+                              "embedder": "hashing", "arms": [{"name": rag, "rag": rag}],
+                              "max_loop": steps})  # fmt: skip
+            executor = make_executor("thread", 2)
+            evaluator = MultiEvaluator(
+                suite.evaluators(critic=False), kind="thread", max_workers=2
+            )
+            try:
+                t0 = time.perf_counter()
+                state = evolve_arm(
+                    spec,
+                    spec.arms[0],
+                    0,
+                    suite=suite,
+                    targets=targets,
+                    seed_tasks=seed_tasks,
+                    store_path=work / f"real-{rag}.db",
+                    executor=executor,
+                    evaluator=evaluator,
+                    progress=False,
+                )
+                total = time.perf_counter() - t0
+            finally:
+                evaluator.close()
+                executor.shutdown()
+            case = f"real_model rag={rag} tasks={len(targets)}"
+            _add_timings(results, case, state, total)
+            outs = [r["outcome"] for r in state.rows]
+            coder_s = sum(float(o["coder_s"]) for o in outs)
+            completion = sum(int(o.get("completion_tokens", 0)) for o in outs)
+            prompt = sum(int(o.get("prompt_tokens", 0)) for o in outs)
+            case = f"{case} steps={len({r['step'] for r in state.rows})}"
+            results.add(case, "completion_tokens_per_s", completion / coder_s, "tok/s")
+            results.add(case, "tokens_per_s", (prompt + completion) / coder_s, "tok/s")
+            results.add(case, "prompt_tokens_per_attempt", prompt / len(outs), "tok")
+            results.add(case, "attempts_per_min", len(outs) / sum(state.step_walls) * 60, "1/min")
+            results.add(
+                case,
+                "success_share",
+                sum(bool(r["feedback"].get("final_decision")) for r in state.rows) / len(outs),
+                "share",
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args("loop", __doc__.splitlines()[0], argv, extra=_extra)
     n_tasks = args.tasks or (15 if args.quick else 100)
@@ -114,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="costeer-bench-loop-") as tmp:
         for arm in spec.arms:
             _run(spec, arm, n_tasks, Path(tmp), results)
+        if not args.no_real_model:
+            real_tasks = args.real_tasks or (6 if args.quick else 12)
+            _real_model(real_tasks, 2 if args.steps is None else steps, Path(tmp), results)
     return finish(results, args)
 
 

@@ -25,6 +25,8 @@ from costeer_lab.llm._cache import (
     CachedResponse,
     CacheMode,
     LLMResponseCache,
+    export_cache,
+    import_cache,
     request_key,
 )
 from costeer_lab.llm._client import DEFAULT_BASE_URL, ModelClient
@@ -56,6 +58,8 @@ __all__ = [
     "ModelClient",
     "assemble_chunks",
     "endpoint_error",
+    "export_cache",
+    "import_cache",
     "model_alias",
     "request_key",
     "require_local_llm",

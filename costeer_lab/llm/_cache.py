@@ -8,26 +8,32 @@ then still replay.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab._redact import redact_url
-from costeer_lab.errors import ConfigurationError, ReplayMissError
+from costeer_lab.errors import ConfigurationError, InvalidInputError, ReplayMissError
 
 if TYPE_CHECKING:
     from costeer_lab.store._base import BaseStore
+    from costeer_lab.store._types import JSONValue
 
 __all__ = [
     "CACHE_RECORD_KIND",
     "CacheMode",
     "CachedResponse",
     "LLMResponseCache",
+    "export_cache",
+    "import_cache",
     "request_key",
 ]
 
@@ -183,3 +189,69 @@ class LLMResponseCache:
     def __len__(self) -> int:
         with self._lock:
             return self.store.count_records(CACHE_RECORD_KIND)
+
+
+#: First line of an exported cache file (format and version).
+EXPORT_HEADER = {"format": "costeer_lab.llm_cache", "version": 1}
+
+
+def export_cache(store: BaseStore, path: str | os.PathLike[str]) -> int:
+    """Write every cached response of ``store`` to ``path`` as gzip-compressed JSON lines
+    (a header line, then ``{"key", "model", "response"}`` per response, sorted by key, no
+    timestamps, so the same responses give the same file); returns the count. The file is
+    written to a temporary name and renamed into place.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from costeer_lab.store import get_store
+        >>> src = get_store(":memory:")
+        >>> LLMResponseCache(src).put("k1", "m", CachedResponse("hi", 1, 1))
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "cache.jsonl.gz"
+        >>> export_cache(src, path), import_cache(path, get_store(":memory:"))
+        (1, 1)
+    """
+    rows = sorted(
+        (key, data)
+        for key, data in store.iter_records(CACHE_RECORD_KIND)
+        if isinstance(data, dict) and "response" in data
+    )
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    with gzip.GzipFile(tmp, "wb", mtime=0) as raw:
+        raw.write((json.dumps(EXPORT_HEADER, sort_keys=True) + "\n").encode("utf-8"))
+        for key, data in rows:
+            assert isinstance(data, dict)
+            line = {"key": key, "model": data.get("model"), "response": data["response"]}
+            raw.write((json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    os.replace(tmp, target)
+    return len(rows)
+
+
+def import_cache(path: str | os.PathLike[str], store: BaseStore) -> int:
+    """Load a file written by :func:`export_cache` into ``store`` (one transaction-sized
+    ``put_records``); returns the count.
+
+    Raises:
+        InvalidInputError: the file is not an exported cache (names the line at fault).
+    """
+    items: list[tuple[str, JSONValue]] = []
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            try:
+                data = json.loads(line)
+            except ValueError as exc:
+                raise InvalidInputError(f"{path}: line {n} is not JSON: {exc}") from None
+            if n == 1:
+                if data != EXPORT_HEADER:
+                    raise InvalidInputError(
+                        f"{path}: not an exported response cache (first line {line[:80]!r}, "
+                        f"expected {EXPORT_HEADER})"
+                    )
+                continue
+            if not (isinstance(data, dict) and isinstance(data.get("key"), str)
+                    and isinstance(data.get("response"), dict)):  # fmt: skip
+                raise InvalidInputError(f"{path}: line {n} lacks 'key' or 'response'")
+            CachedResponse.from_dict(data["response"])  # refuses malformed responses early
+            items.append((data["key"], {"model": data.get("model"), "response": data["response"]}))
+    store.put_records(CACHE_RECORD_KIND, items)
+    return len(items)

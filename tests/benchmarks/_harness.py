@@ -95,7 +95,9 @@ def run_benchmark(
 
 def _check_shape(doc: dict[str, Any], name: str) -> None:
     """The JSON shape every benchmark shares (``benchmarks/_common.py``)."""
-    assert set(doc) == {"benchmark", "machine", "results"}
+    assert set(doc) - {"skipped"} == {"benchmark", "machine", "results"}
+    for skipped in doc.get("skipped", []):  # cases that could not run, each with its reason
+        assert set(skipped) == {"case", "reason"} and skipped["reason"]
     assert doc["benchmark"] == name
     assert {"cpu_count", "python", "versions"} <= set(doc["machine"])
     rows = doc["results"]

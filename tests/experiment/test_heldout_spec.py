@@ -1,4 +1,4 @@
-"""The held-out-family proposal spec: no target's formula family is in the seed knowledge."""
+"""The demo spec (held-out formula families): no target's formula family is in the seed knowledge."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from costeer_lab.experiment._preflight import select_tasks
 from costeer_lab.experiment._spec import load_spec
 from costeer_lab.suites import alpha158_suite
 
-SPEC = Path(__file__).resolve().parents[2] / "data" / "specs" / "alpha158_heldout.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "data" / "specs" / "demo.yaml"
 
 
 def test_the_held_out_family_spec_seeds_no_target_family(tmp_path: Path) -> None:
