@@ -1,4 +1,5 @@
-"""The demo spec (held-out formula families): no target's formula family is in the seed knowledge."""
+"""The demo spec (held-out formula families): no target's formula family is in the seed
+knowledge."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ NOTEBOOKS = (
     "05_pattern_memory.ipynb",
     "06_document_kb.ipynb",
     "07_task_context.ipynb",
+    "08_real_model.ipynb",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: The notebook metadata a stripped notebook keeps (no interpreter version of whoever saved it).
@@ -339,3 +340,35 @@ def test_01_quickstart_builds_queries_evaluates_and_explores(
     stats = kb_stats(SQLiteStore(out / "run" / "kb" / "rag_v2-seed0.db"))
     assert stats["nodes.task_trace"] >= 1
     assert (out / "kb.db").is_file() and load_results(out / "run")["arm"].eq("rag_v2").all()
+
+
+def test_08_replays_the_shipped_real_model_run(
+    run_notebook: Callable[..., nbformat.NotebookNode], tmp_path: Path
+) -> None:
+    """With no model installed or started: the recorded responses replay the whole loop."""
+    out = tmp_path / "real-model"
+    nb = run_notebook(
+        "08_real_model.ipynb",
+        cwd=tmp_path,
+        env=notebook_params(REAL_DIR=out, N_BOOT="200", PROGRESS="0"),
+    )
+    assert_no_errors(nb)
+    text = stdout_text(nb)
+    assert "responses loaded:" in text
+    assert "tasks needed for 80 % power at +10 points:" in text
+    assert mime_count(nb, "image/png") == 1  # success curve and knowledge growth
+    results = load_results(out / "results.parquet")
+    assert set(results["arm"]) == {"no_knowledge", "rag_v1", "rag_v2", "rag_v2_no_component"}
+    # the contrasts table the notebook printed is the library's, on these results
+    from costeer_lab.experiment import contrasts
+
+    measured = contrasts(results, n_boot=200)
+    shown = [(r.arm, r.reference) for r in measured.itertuples()]
+    assert ("rag_v2", "no_knowledge") in shown and ("rag_v2", "rag_v1") in shown
+    for r in measured.itertuples():
+        assert f"{r.arm}" in text and f"{r.reference}" in text
+    informative = [
+        r for r in measured.itertuples() if (r.lo, r.hi) not in ((0.0, 0.0), (1.0, 1.0))
+    ]
+    assert informative, measured  # at least one contrast is not [0, 0] nor [1, 1]
+    assert list(tmp_path.iterdir()) == [out]  # nothing written into the kernel's directory
