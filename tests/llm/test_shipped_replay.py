@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ SPEC = ROOT / "data" / "specs" / "real_model.yaml"
 RECORDING = ROOT / "data" / "real_model"
 
 
-def _replay_config(out: Path) -> dict[str, object]:
+def _replay_config(out: Path) -> dict[str, Any]:
     spec = load_spec(SPEC)
     with SQLiteStore(out / "llm_cache.db") as store:
         assert import_cache(RECORDING / "llm_cache.jsonl.gz", store) > 100
@@ -48,8 +49,15 @@ def test_the_shipped_recording_replays_every_outcome(tmp_path: Path) -> None:
             for r in csv.DictReader(fh)
         }
     replayed = {
-        (r.arm, int(r.seed), r.task_id, int(r.attempt)): bool(r.success)
-        for r in results.itertuples()
+        (str(arm), int(seed), str(task), int(attempt)): bool(ok)
+        for arm, seed, task, attempt, ok in zip(
+            results["arm"],
+            results["seed"],
+            results["task_id"],
+            results["attempt"],
+            results["success"],
+            strict=True,
+        )
     }
     assert replayed == recorded
     # the knowledge arms solved something and something stayed unsolved: not floor, not ceiling
