@@ -36,7 +36,6 @@ def _replay_config(out: Path) -> dict[str, Any]:
     return config
 
 
-@pytest.mark.slow
 def test_the_shipped_recording_replays_every_outcome(tmp_path: Path) -> None:
     out = tmp_path / "replay"
     out.mkdir()
