@@ -58,8 +58,28 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def _client(server: LocalModelServer, **kw: object) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key=server.api_key, max_retries=0, **kw)  # type: ignore[arg-type]
+_CLIENTS: list[openai.OpenAI] = []
+
+
+def _track(client: openai.OpenAI) -> openai.OpenAI:
+    """Keep ``client`` to be closed after the test (an unclosed connection warns, and warnings
+    are errors, in whichever later test the garbage collector happens to run)."""
+    _CLIENTS.append(client)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
+def _client(server: LocalModelServer, timeout: float | None = None) -> openai.OpenAI:
+    client = openai.OpenAI(
+        base_url=server.base_url, api_key=server.api_key, max_retries=0, timeout=timeout
+    )
+    return _track(client)
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +133,8 @@ def test_a_wrong_api_key_is_refused_with_401() -> None:
         assert _models(server.base_url, "wrong-key")[0] == 401
         assert _models(server.base_url, None)[0] == 401
         with pytest.raises(openai.AuthenticationError) as err:
-            openai.OpenAI(
-                base_url=server.base_url, api_key="wrong-key", max_retries=0
+            _track(
+                openai.OpenAI(base_url=server.base_url, api_key="wrong-key", max_retries=0)
             ).completions.create(model=server.model, prompt=PROMPT, max_tokens=4)
         assert err.value.status_code == 401
         ok = _client(server).completions.create(model=server.model, prompt=PROMPT, max_tokens=4)
@@ -125,8 +145,8 @@ def test_an_unreachable_port_refuses_the_connection() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound, not listening: connections are refused
-        client = openai.OpenAI(
-            base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0
+        client = _track(
+            openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0)
         )
         with pytest.raises(openai.APIConnectionError):
             client.completions.create(model="gemma3-270m", prompt=PROMPT, max_tokens=4)
@@ -199,7 +219,7 @@ def test_serve_for_coder_serves_a_local_model_for_the_block() -> None:
     with serve_for_coder(config, n_ctx=512) as served:
         assert served["model"] == "gemma3-270m" and served["api_key"] == "local"
         base_url = served["base_url"]
-        client = openai.OpenAI(base_url=base_url, api_key=served["api_key"], max_retries=0)
+        client = _track(openai.OpenAI(base_url=base_url, api_key=served["api_key"], max_retries=0))
         reply = client.completions.create(
             model=served["model"], prompt=PROMPT, max_tokens=4, temperature=0
         )
