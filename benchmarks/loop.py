@@ -34,7 +34,8 @@ from benchmarks._common import Results, finish, parse_args
 from costeer_lab.evaluate import MultiEvaluator
 from costeer_lab.evolve import RunState, make_executor
 from costeer_lab.experiment import ArmSpec, ExperimentSpec, evolve_arm, load_spec
-from costeer_lab.suites import load_suite
+from costeer_lab.records import Task
+from costeer_lab.suites import SuiteLike, load_suite
 
 ARMS = ("none", "v1", "v2")
 SUITE_OPTIONS = {"n_instruments": 20, "n_days": 200}
@@ -62,11 +63,15 @@ def _spec(steps: int) -> ExperimentSpec:
     )
 
 
-def _run(spec: ExperimentSpec, arm: ArmSpec, n_tasks: int, work: Path, results: Results) -> None:
-    """One arm through the experiment runner (``evolve_arm``), its timings into ``results``."""
-    suite = load_suite(spec.suite, **spec.suite_options, cache_dir=str(work / "cache"))
-    targets = [suite.task(i) for i in suite.split("test")[:n_tasks]]
-    seed_tasks = [suite.task(i) for i in suite.split("train")]
+def _evolve(
+    spec: ExperimentSpec,
+    arm: ArmSpec,
+    suite: SuiteLike,
+    targets: list[Task],
+    seed_tasks: list[Task],
+    store_path: Path,
+) -> tuple[RunState, float]:
+    """One arm through the experiment runner (``evolve_arm``): its final state and wall time."""
     executor = make_executor("thread", 2)
     evaluator = MultiEvaluator(suite.evaluators(critic=False), kind="thread", max_workers=2)
     try:
@@ -78,15 +83,23 @@ def _run(spec: ExperimentSpec, arm: ArmSpec, n_tasks: int, work: Path, results: 
             suite=suite,
             targets=targets,
             seed_tasks=seed_tasks,
-            store_path=work / f"{arm.name}.db",
+            store_path=store_path,
             executor=executor,
             evaluator=evaluator,
             progress=False,
         )
-        total = time.perf_counter() - t0
+        return state, time.perf_counter() - t0
     finally:
         evaluator.close()
         executor.shutdown()
+
+
+def _run(spec: ExperimentSpec, arm: ArmSpec, n_tasks: int, work: Path, results: Results) -> None:
+    """One arm of the reuse-coder loop, its timings into ``results``."""
+    suite = load_suite(spec.suite, **spec.suite_options, cache_dir=str(work / "cache"))
+    targets = [suite.task(i) for i in suite.split("test")[:n_tasks]]
+    seed_tasks = [suite.task(i) for i in suite.split("train")]
+    state, total = _evolve(spec, arm, suite, targets, seed_tasks, work / f"{arm.name}.db")
     _add_timings(results, f"rag={arm.name} tasks={n_tasks}", state, total)
 
 
@@ -142,28 +155,9 @@ def _real_model(n_tasks: int, steps: int, work: Path, results: Results) -> None:
             spec = load_spec({"name": "bench-loop-real", "suite": "humaneval", "coder": coder,
                               "embedder": "hashing", "arms": [{"name": rag, "rag": rag}],
                               "max_loop": steps})  # fmt: skip
-            executor = make_executor("thread", 2)
-            evaluator = MultiEvaluator(
-                suite.evaluators(critic=False), kind="thread", max_workers=2
+            state, total = _evolve(
+                spec, spec.arms[0], suite, targets, seed_tasks, work / f"real-{rag}.db"
             )
-            try:
-                t0 = time.perf_counter()
-                state = evolve_arm(
-                    spec,
-                    spec.arms[0],
-                    0,
-                    suite=suite,
-                    targets=targets,
-                    seed_tasks=seed_tasks,
-                    store_path=work / f"real-{rag}.db",
-                    executor=executor,
-                    evaluator=evaluator,
-                    progress=False,
-                )
-                total = time.perf_counter() - t0
-            finally:
-                evaluator.close()
-                executor.shutdown()
             case = f"real_model rag={rag} tasks={len(targets)}"
             _add_timings(results, case, state, total)
             outs = [r["outcome"] for r in state.rows]
