@@ -21,7 +21,7 @@ __all__ = [
     "did_you_mean",
 ]
 __all__ += ["GroundTruthError", "IsolationError", "LLMError", "ReplayMissError"]
-__all__ += ["ENDPOINT_ERROR_KINDS", "EndpointError", "MemoryRefusedError"]
+__all__ += ["CONFIGURATION_KINDS", "ENDPOINT_ERROR_KINDS", "EndpointError", "MemoryRefusedError"]
 
 
 class CosteerLabError(Exception):
@@ -112,8 +112,11 @@ class EndpointError(LLMError):
     @property
     def configuration(self) -> bool:
         """Whether the error lies in the configuration (key, model, request)."""
-        return self.kind in ("auth", "model_not_found", "bad_request")
+        return self.kind in CONFIGURATION_KINDS
 
+
+#: The kinds of :class:`EndpointError` that lie in the configuration: retrying cannot help.
+CONFIGURATION_KINDS = ("auth", "model_not_found", "bad_request")
 
 #: The kinds of :class:`EndpointError`.
 ENDPOINT_ERROR_KINDS = (

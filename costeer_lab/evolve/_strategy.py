@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from costeer_lab.errors import ConfigurationError, EndpointError, ReplayMissError
+from costeer_lab.errors import (
+    CONFIGURATION_KINDS,
+    ConfigurationError,
+    EndpointError,
+    ReplayMissError,
+)
 from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 
 if TYPE_CHECKING:
@@ -69,7 +74,7 @@ def infra_exception(kind: str, message: str, status: int | None = None) -> Excep
 
 def is_fatal(kind: str) -> bool:
     """Whether an infrastructure error of ``kind`` stops the run (retrying cannot help)."""
-    return kind in (REPLAY_MISS, CONFIGURATION, "auth", "model_not_found", "bad_request")
+    return kind in (REPLAY_MISS, CONFIGURATION, *CONFIGURATION_KINDS)
 
 
 def knowledge_for_task(qk: QueriedKnowledge, task_id: str) -> QueriedKnowledge:
