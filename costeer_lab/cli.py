@@ -34,6 +34,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _out_dir(text: str) -> Path:
+    """``--out``: a non-empty folder path (an empty one would write into the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a folder path, got an empty string (it would write into the current folder)"
+        )
+    return Path(text)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from costeer_lab.errors import ConfigurationError
     from costeer_lab.experiment import run_experiment
@@ -63,7 +72,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"such as {str(args.output / 'report.html')!r}"
         )
 
-    path = report_experiment(args.dir, out_path=args.output)
+    path = report_experiment(args.dir, out_path=args.output, force=args.force)
     print(f"report written to {path}")
     return 0
 
@@ -244,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run an experiment spec (arms × seeds) and write results")
     p.add_argument("spec", type=Path, help="experiment spec (YAML or JSON)")
-    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--out", type=_out_dir, required=True, help="output directory")
     p.add_argument("--fresh", action="store_true", help="ignore a previous run in --out")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_run)
@@ -252,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="write a self-contained HTML report of a results directory")
     p.add_argument("dir", type=Path, help="directory written by `costeer-lab run`")
     p.add_argument("--output", type=Path, default=None, help="HTML path (default DIR/report.html)")
+    p.add_argument(
+        "--force", action="store_true", help="replace --output even when it is not a report"
+    )
     p.set_defaults(func=_cmd_report)
 
     kb = sub.add_parser("kb", help="inspect a knowledge base store")

@@ -435,6 +435,27 @@ BAD_INPUTS: tuple[BadInput, ...] = (
         "--output 'runs' is a directory",
     ),
     _c(
+        "report-over-results",
+        "report",
+        "`--output` is the run's results file",
+        ["report", "runs/good", "--output", "runs/good/results.parquet"],
+        "is not a costeer_lab report; refusing to replace it",
+    ),
+    _c(
+        "report-over-spec",
+        "report",
+        "`--output` is a spec",
+        ["report", "runs/good", "--output", "specs/good.yaml"],
+        "is not a costeer_lab report",
+    ),
+    _c(
+        "run-out-empty",
+        "cli",
+        "`--out ''` (would write into the current folder)",
+        ["run", "specs/good.yaml", "--out", ""],
+        "got an empty string",
+    ),
+    _c(
         "kb-missing",
         "store",
         "`kb stats` on a mistyped path",

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from costeer_lab._fs import atomic_write_bytes
-from costeer_lab.errors import InvalidInputError
+from costeer_lab.errors import ConfigurationError, InvalidInputError
 from costeer_lab.experiment import (
     arm_agreement,
     arm_differences,
@@ -281,8 +281,12 @@ def build_report(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
+    force: bool = False,
 ) -> Path:
     """Write one self-contained HTML report and return its path (replaced atomically).
+
+    An existing ``out_path`` is replaced only when it is a report this function wrote (or with
+    ``force``): a report never overwrites a run's data or a spec.
 
     Args:
         results: a results table, or a path accepted by :func:`load_results`.
@@ -293,7 +297,12 @@ def build_report(
         baseline: reference arm of the lift and of the differences section.
         threshold: score threshold of "returned something" (a hit is a relevant item).
         n_boot, ci, seed: bootstrap parameters of every confidence interval.
+        force: replace ``out_path`` even when it is not a report.
+
+    Raises:
+        ConfigurationError: ``out_path`` exists and is not a report (without ``force``).
     """
+    check_report_target(out_path, force=force)
     r = validate_results(results) if isinstance(results, pd.DataFrame) else load_results(results)
     if extra_tables is not None and not all(
         isinstance(t, pd.DataFrame) for t in extra_tables.values()
@@ -345,6 +354,7 @@ def build_report(
         body += f"<section><h2>{REPORT_SECTIONS[-1]}</h2>{extra}</section>\n"
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="{REPORT_GENERATOR}">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
         f"<h1>{html.escape(title)}</h1><p>Arms: {html.escape(', '.join(arms))}; "
         f"{len(r)} result rows.</p>\n{body}</body></html>\n"
@@ -352,8 +362,54 @@ def build_report(
     return atomic_write_bytes(out_path, page.encode("utf-8"))
 
 
+#: The ``generator`` meta tag of every report: how an existing file is recognised as one.
+REPORT_GENERATOR = "costeer_lab report"
+
+
+def is_report(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an HTML report written by :func:`build_report` (its first 4 KiB
+    carry the generator tag; reports from before the tag: a costeer_lab title).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"; _ = p.write_text("mine")
+        >>> is_report(p)
+        False
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return head.startswith("<!DOCTYPE html>") and (
+        f'content="{REPORT_GENERATOR}"' in head or "<title>costeer_lab" in head
+    )
+
+
+def check_report_target(out_path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Refuse to write a report over a file that is not a report (a run's results, a spec).
+
+    Raises:
+        ConfigurationError: naming the file and how to proceed.
+    """
+    target = Path(out_path)
+    if target.is_dir():
+        raise ConfigurationError(
+            f"report output {str(target)!r} is a directory; expected an HTML file path such as "
+            f"{str(target / 'report.html')!r}"
+        )
+    if target.exists() and not force and not is_report(target):
+        raise ConfigurationError(
+            f"report output {str(target)!r} exists and is not a costeer_lab report; refusing to "
+            "replace it (choose another --output, or pass --force / force=True)"
+        )
+
+
 def report_experiment(
-    directory: str | os.PathLike[str], *, out_path: str | os.PathLike[str] | None = None
+    directory: str | os.PathLike[str],
+    *,
+    out_path: str | os.PathLike[str] | None = None,
+    force: bool = False,
 ) -> Path:
     """Write ``report.html`` for a directory produced by
     :func:`costeer_lab.experiment.run_experiment` (its ``spec.json`` is shown in the report).
@@ -377,4 +433,6 @@ def report_experiment(
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise InvalidInputError(f"{str(spec_file)!r} is not an experiment spec")
     title = f"costeer_lab experiment: {spec['name']}" if spec else f"costeer_lab: {d.name}"
-    return build_report(d, out_path or d / "report.html", title=title, spec=spec)
+    target = out_path or d / "report.html"
+    check_report_target(target, force=force)
+    return build_report(d, target, title=title, spec=spec, force=force)

@@ -113,3 +113,28 @@ def test_contrasts_section_shows_the_paired_contrasts_and_the_power(
         cells = f"<td>{row['arm']}</td><td>{row['reference']}</td><td>{row['difference']:.4g}"
         assert cells in section
     assert "Power of this design" in section and "tasks_needed" in section
+
+
+def test_a_report_replaces_only_a_report(tmp_path: Path) -> None:
+    """Issue 28: an output never replaces a run's data or a spec; a report replaces a report."""
+    from costeer_lab.errors import ConfigurationError
+    from costeer_lab.experiment import save_results
+    from costeer_lab.testing import example_results
+    from costeer_lab.viz import report_experiment
+    from costeer_lab.viz._report import is_report
+
+    run = tmp_path / "run"
+    results = save_results(example_results(), run)
+    data = results.read_bytes()
+    with pytest.raises(ConfigurationError, match="is not a costeer_lab report"):
+        report_experiment(run, out_path=results)
+    assert results.read_bytes() == data  # the run's data is untouched
+    first = report_experiment(run)
+    assert is_report(first)
+    assert report_experiment(run) == first  # its own report is replaced
+    mine = tmp_path / "mine.html"
+    mine.write_text("<html>my notes</html>")
+    with pytest.raises(ConfigurationError, match="--force"):
+        report_experiment(run, out_path=mine)
+    assert mine.read_text() == "<html>my notes</html>"
+    assert is_report(report_experiment(run, out_path=mine, force=True))
