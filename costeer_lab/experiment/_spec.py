@@ -60,6 +60,17 @@ class SeedKnowledge(_Strict):
     suite_options: dict[str, Any] = Field(default_factory=dict)
 
 
+def _path_safe_name(value: str) -> str:
+    """An arm or stage name becomes a file or folder name under ``--out``: ``.`` and ``..``
+    (names of only dots) would write into the run folder or above it."""
+    if set(value) <= {"."}:
+        raise ValueError(
+            f"name {value!r} is only dots; it becomes a folder or file name under --out, where "
+            "'.' and '..' would leave it (use letters, digits, '_', '-' or '.')"
+        )
+    return value
+
+
 class ArmSpec(_Strict):
     """One experimental condition.
 
@@ -73,6 +84,7 @@ class ArmSpec(_Strict):
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    _name_is_path_safe = field_validator("name")(_path_safe_name)
     rag: Literal["none", "v1", "v2", "memory"] = "none"
     rag_options: dict[str, Any] = Field(default_factory=dict)
     seed_knowledge: bool = True
@@ -129,6 +141,7 @@ class StageSpec(_Strict):
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    _name_is_path_safe = field_validator("name")(_path_safe_name)
     tasks: TaskSelection = Field(default_factory=TaskSelection)
     carry_knowledge: bool = True
 

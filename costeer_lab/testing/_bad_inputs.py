@@ -125,6 +125,10 @@ SPEC_VARIANTS: dict[str, Any] = {
     "rag_v3": _spec("x", arms__0__rag="v3"),
     "tasks_field_typo": _spec("x", tasks={"splt": "test"}),
     "arm_name_space": _spec("x", arms__0__name="no knowledge"),
+    "arm_name_dots": _spec("x", arms__0__name=".."),
+    "stage_name_dots": _spec(
+        "x", tasks=_DROP, stages=[{"name": "..", "tasks": {"split": "test"}}]
+    ),
     "dup_arms": _spec("x", arms=[{"name": "a"}, {"name": "a"}]),
     "dup_seeds": _spec("x", seeds=[0, 0]),
     "max_loop_zero": _spec("x", max_loop=0),
@@ -253,6 +257,8 @@ BAD_INPUTS: tuple[BadInput, ...] = (
     ),
     _run("no_name", "no `name`", "name: Field required"),
     _run("no_arms", "no `arms`", "arms: Field required"),
+    _run("arm_name_dots", "arm named `..`", "arms.0.name: name '..' is only dots"),
+    _run("stage_name_dots", "stage named `..`", "stages.0.name: name '..' is only dots"),
     _run("empty_arms", "`arms: []`", "arms: List should have at least 1 item"),
     _run("unknown_field", "unknown field `max_loops`", "max_loops: unknown field; known: "),
     _run(
