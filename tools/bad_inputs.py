@@ -38,7 +38,7 @@ def main() -> int:
             proc = subprocess.run(
                 [sys.executable, "-m", "costeer_lab", *case.argv],
                 cwd=work,
-                env=env,
+                env={**env, **dict(case.env)},
                 capture_output=True,
                 text=True,
                 timeout=300,
@@ -55,7 +55,8 @@ def main() -> int:
             )
             failures += not ok
             shown = " ".join(case.argv) if case.argv else "(none)"
-            command = f"`costeer-lab {_cell(shown)}`"
+            prefix = "".join(f"{k}={v} " for k, v in case.env)
+            command = f"`{_cell(prefix)}costeer-lab {_cell(shown)}`"
             rows.append(
                 f"| {len(rows) + 1} | {case.area} | {_cell(case.input)} | {command} "
                 f"| {_cell(message)} | {proc.returncode} | {'yes' if unchanged else 'NO'} "
