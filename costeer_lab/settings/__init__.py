@@ -31,14 +31,31 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from costeer_lab.settings._check import (
+    SettingsWarning,
+    check_settings_dirs,
+    check_settings_values,
+    check_unknown_env,
+    directory_problem,
+    settings_from_env,
+    warn_unknown_env,
+)
 from costeer_lab.settings._context import ContextSettings
 from costeer_lab.settings._docs import DocsSettings, default_data_dir
+from costeer_lab.settings._env import (
+    OTHER_ENV_NAMES,
+    OTHER_ENV_PREFIXES,
+    env_name,
+    known_env_names,
+    unknown_env_names,
+)
 from costeer_lab.settings._evaluator import EvaluatorSettings
 from costeer_lab.settings._index import IndexSettings
 from costeer_lab.settings._llm import LLMSettings
@@ -49,6 +66,8 @@ from costeer_lab.settings._rag import RAGSettings
 from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
+    "OTHER_ENV_NAMES",
+    "OTHER_ENV_PREFIXES",
     "ContextSettings",
     "DocsSettings",
     "EvaluatorSettings",
@@ -60,9 +79,20 @@ __all__ = [
     "RAGSettings",
     "SandboxSettings",
     "Settings",
+    "SettingsWarning",
+    "check_environment",
+    "check_settings_dirs",
+    "check_settings_values",
+    "check_unknown_env",
     "default_cache_dir",
     "default_data_dir",
+    "directory_problem",
+    "env_name",
     "get_settings",
+    "known_env_names",
+    "settings_from_env",
+    "unknown_env_names",
+    "warn_unknown_env",
 ]
 
 
@@ -121,5 +151,50 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings read from the environment (cached; call
-    ``get_settings.cache_clear()`` after changing env vars)."""
-    return Settings()
+    ``get_settings.cache_clear()`` after changing env vars).
+
+    Each ``COSTEER_LAB_*`` variable no code reads is reported once per process with a
+    :class:`SettingsWarning` naming the closest known variable, and ignored.
+
+    Raises:
+        ConfigurationError: a variable holds a bad value (``environment: <NAME>: <what was
+            expected> (got <value>)``).
+    """
+    warn_unknown_env(Settings)
+    return settings_from_env(Settings)
+
+
+def check_environment(
+    *,
+    strict: bool = True,
+    directories: bool = False,
+    embedder: Callable[[str], object] | None = None,
+    store: Callable[[str], object] | None = None,
+) -> Settings:
+    """Validate the ``COSTEER_LAB_*`` environment and return the settings it gives.
+
+    Args:
+        strict: an unknown variable is an error (the ``costeer-lab`` command); otherwise a
+            :class:`SettingsWarning`, as with :func:`get_settings`.
+        directories: also check the directories a run writes into (:func:`check_settings_dirs`;
+            only where they are used: ``costeer-lab run``).
+        embedder: checks an embedder name (``costeer_lab.embed.check_embedder_name``) — applied
+            to ``embedder``, ``memory.embedder`` and ``docs.embedder``.
+        store: checks a store URL (``costeer_lab.store.check_store_target``) — applied to
+            ``store_url``, ``memory.store_url`` and ``db_path``.
+
+    Raises:
+        ConfigurationError: the first problem, one line starting ``environment:`` that names
+            the variable.
+
+    Example:
+        >>> check_environment().rag.max_former_traces
+        3
+    """
+    if strict:
+        check_unknown_env(Settings)
+    settings = get_settings()
+    check_settings_values(settings, embedder=embedder, store=store)
+    if directories:
+        check_settings_dirs(settings)
+    return settings
