@@ -50,6 +50,7 @@ from costeer_lab.settings._check import (
 from costeer_lab.settings._context import ContextSettings
 from costeer_lab.settings._docs import DocsSettings, default_data_dir
 from costeer_lab.settings._env import (
+    ENV_PREFIX,
     OTHER_ENV_NAMES,
     OTHER_ENV_PREFIXES,
     env_name,
@@ -66,6 +67,7 @@ from costeer_lab.settings._rag import RAGSettings
 from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
+    "ENV_PREFIX",
     "OTHER_ENV_NAMES",
     "OTHER_ENV_PREFIXES",
     "ContextSettings",
