@@ -113,6 +113,21 @@ def _known(upper: str, names: set[str], prefixes: tuple[str, ...]) -> bool:
     return upper in names or upper.startswith(prefixes)
 
 
+def _closest(tail: str, known: set[str], sections: set[str]) -> str | None:
+    """The known name closest to ``tail`` (a name without the prefix): within its section when
+    that section exists (else the shared section would make every field look close), compared
+    without the shared prefix; a section field is not offered a whole section (JSON)."""
+    section, sep, field = tail.partition("__")
+    if sep and ENV_PREFIX + section in sections:
+        start = ENV_PREFIX + section + "__"
+        fields = {k.removeprefix(start): k for k in known if k.startswith(start)}
+        close = difflib.get_close_matches(field, sorted(fields), n=1)
+        return fields[close[0]] if close else None
+    tails = {k.removeprefix(ENV_PREFIX): k for k in known if not (sep and k in sections)}
+    close = difflib.get_close_matches(tail, sorted(tails), n=1)
+    return tails[close[0]] if close else None
+
+
 def unknown_env_names(
     model: type[BaseModel], environ: Mapping[str, str] | None = None
 ) -> list[tuple[str, str | None]]:
@@ -122,15 +137,15 @@ def unknown_env_names(
     names, model_prefixes = _model_names(model)
     known = set(names) | set(OTHER_ENV_NAMES)
     prefixes = (*model_prefixes, *OTHER_ENV_PREFIXES)
+    sections = {
+        env_name(f) for f, i in model.model_fields.items() if _section(i.annotation) is not None
+    }
     out: list[tuple[str, str | None]] = []
     for name in sorted(env):
         upper = name.upper()
         if not upper.startswith(ENV_PREFIX) or _known(upper, known, prefixes):
             continue
-        # compared without the shared prefix, which would make every name look close
-        tails = {k.removeprefix(ENV_PREFIX): k for k in sorted(known)}
-        close = difflib.get_close_matches(upper.removeprefix(ENV_PREFIX), list(tails), n=1)
-        out.append((name, tails[close[0]] if close else None))
+        out.append((name, _closest(upper.removeprefix(ENV_PREFIX), known, sections)))
     return out
 
 
