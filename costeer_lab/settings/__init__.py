@@ -20,6 +20,33 @@ process-wide values with ``get_settings().<section>`` (cached: call
 | ``context`` | :class:`ContextSettings` | the rich task context (:mod:`costeer_lab.context`) |
 | ``docs`` | :class:`DocsSettings` | :class:`~costeer_lab.docs.DocumentKB` |
 
+Validation, when the settings are read:
+
+- **Unknown variables.** A ``COSTEER_LAB_*`` variable that no code reads (a typo such as
+  ``COSTEER_LAB_RAG__MAX_FORMER_TRACE``) is reported with the closest known name:
+  :func:`get_settings` warns once per name (:class:`SettingsWarning`) and ignores it; the
+  ``costeer-lab`` command refuses it (every subcommand, exit 2, one line ``environment: … is not
+  a setting; did you mean …?``) — a researcher who mistypes must not get a run on defaults.
+  Known names: the fields of :class:`Settings` (each section also as a whole, in JSON), and
+  the variables read from ``os.environ`` elsewhere, listed in :data:`OTHER_ENV_NAMES` /
+  :data:`OTHER_ENV_PREFIXES` (add new ones there); case does not matter.
+- **Bad values.** A value of the wrong type or range is one
+  :class:`~costeer_lab.errors.ConfigurationError` naming the variable (``environment:
+  COSTEER_LAB_RAG__MAX_FORMER_TRACES: Input should be a valid integer … (got 'lots')``), from
+  :func:`get_settings` and every command. The command also checks embedder names
+  (``embedder``, ``memory.embedder``, ``docs.embedder``) and store URLs (``store_url``,
+  ``memory.store_url``, ``db_path`` when it is a URL) by name, without opening anything
+  (:func:`check_environment`).
+- **Directories.** ``costeer-lab run`` refuses ``cache_dir`` and ``sandbox.lock_dir`` when
+  they are neither a writable folder nor creatable, and ``sandbox.tmp_dir`` unless it is an
+  existing writable folder — each when set (``lock_dir`` also at its default when running as
+  root, where the sandbox uses it). The check creates nothing (a probe folder is made and
+  removed) and works as root (``/proc/nope`` is refused). Other commands do not use them.
+- **Run folders.** A run records its effective settings in ``<out>/settings.json`` (secrets
+  redacted); a resume whose settings differ in a field that can change results is refused,
+  naming each variable with both values (see ``costeer_lab.experiment._settings_record`` for
+  the fields compared).
+
 Example:
     >>> from costeer_lab.settings import Settings
     >>> Settings(rag={"max_former_traces": 7}).rag.max_former_traces
