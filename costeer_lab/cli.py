@@ -43,6 +43,18 @@ def _out_dir(text: str) -> Path:
     return Path(text)
 
 
+def _check_environment(command: str) -> None:
+    """Every command refuses unknown ``COSTEER_LAB_*`` variables and bad setting values; ``run``
+    also checks the directories it writes into (``costeer_lab.settings.check_environment``)."""
+    from costeer_lab.embed import check_embedder_name
+    from costeer_lab.settings import check_environment
+    from costeer_lab.store import check_store_target
+
+    check_environment(
+        directories=command == "run", embedder=check_embedder_name, store=check_store_target
+    )
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from costeer_lab.errors import ConfigurationError
     from costeer_lab.experiment import run_experiment
@@ -290,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        _check_environment(args.command)
         return int(args.func(args))
     except CosteerLabError as exc:
         print(f"costeer-lab: error: {exc}", file=sys.stderr)

@@ -10,6 +10,7 @@ from costeer_lab.embed._base import BaseEmbedder
 from costeer_lab.embed._cache import CachedEmbedder, check_same_space
 from costeer_lab.embed._hashing import HashingEmbedder
 from costeer_lab.embed._minilm import MiniLMEmbedder, MiniLMSettings
+from costeer_lab.embed._names import check_embedder_name
 from costeer_lab.embed._openai import KNOWN_DIMS, OpenAIEmbedder
 from costeer_lab.embed._registry import EmbedderFactory, get_embedder, register_embedder
 
@@ -22,6 +23,7 @@ __all__ = [
     "MiniLMEmbedder",
     "MiniLMSettings",
     "OpenAIEmbedder",
+    "check_embedder_name",
     "check_same_space",
     "get_embedder",
     "register_embedder",

@@ -28,6 +28,7 @@ from costeer_lab.errors import (
     EndpointError,
     GroundTruthError,
 )
+from costeer_lab.experiment._settings_record import check_settings_resume
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from costeer_lab.suites import SuiteLike
 from costeer_lab.llm import LOCAL_PREFIX, model_alias, require_local_llm
 from costeer_lab.records import Task
+from costeer_lab.settings import get_settings
 
 __all__ = [
     "LLM_CACHE_FILE",
@@ -354,6 +356,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
         costeer_lab.errors.ConfigurationError: coder.name: unknown coder 'reuze'; ...
     """
     check_out_dir(out_dir, spec, resume=resume)
+    check_settings_resume(out_dir, get_settings(), resume=resume)
     suite = _load_suite(spec.suite, spec.suite_options)
     _check_input_files(suite)
     sk = spec.seed_knowledge

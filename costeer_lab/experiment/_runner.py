@@ -3,6 +3,8 @@
 Output directory layout (``out``)::
 
     spec.json            the validated spec (seeds included)
+    settings.json        the effective settings (secrets redacted); a resume with settings that
+                         change results is refused (``_settings_record``)
     llm_cache.db         the LLM response cache of an ``llm`` coder that names no ``store``
     infra_errors.json    infrastructure errors (model endpoint failures) per (arm, seed): not
                          attempts, so not in the results
@@ -54,9 +56,11 @@ from costeer_lab.experiment._benchmark import (
 )
 from costeer_lab.experiment._preflight import coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
+from costeer_lab.experiment._settings_record import write_settings_record
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
+from costeer_lab.settings import get_settings
 from costeer_lab.store import SQLiteStore
 
 if TYPE_CHECKING:
@@ -396,6 +400,7 @@ def run_experiment(
         for db in (out_dir / "kb").glob("**/*.db*"):
             db.unlink()
     atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
+    write_settings_record(out_dir, get_settings())  # compared on resume (_settings_record)
     spec = spec.model_copy(update={"coder": coder_config(spec, out_dir)})
     infra: list[dict[str, Any]] = []
 

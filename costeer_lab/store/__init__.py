@@ -14,6 +14,7 @@ from costeer_lab.store._factory import get_store, register_store_scheme
 from costeer_lab.store._migrations import SCHEMA_VERSION
 from costeer_lab.store._postgres import PostgresStore
 from costeer_lab.store._sqlite import SQLiteStore
+from costeer_lab.store._target import check_store_target
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "NodeRecord",
     "PostgresStore",
     "SQLiteStore",
+    "check_store_target",
     "get_store",
     "open_existing_store",
     "register_store_scheme",
