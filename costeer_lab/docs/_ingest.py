@@ -89,9 +89,9 @@ def _progress(items: list[Any], show: bool) -> Iterator[Any]:
     if not show:
         yield from items
         return
-    from tqdm import tqdm  # a text bar: saved notebooks keep its final line
+    from costeer_lab._progress import progress_bar  # notebooks keep one final line
 
-    yield from tqdm(items, desc="ingesting documents", unit="file")
+    yield from progress_bar(iterable=items, desc="ingesting documents", unit="file")
 
 
 def ingest_paths(

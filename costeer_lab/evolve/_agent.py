@@ -18,10 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Text bars, also in notebooks: a saved notebook keeps the bar's final line as plain output,
-# where tqdm's widget bar would be saved as a stale "0 %" placeholder.
-from tqdm import tqdm
-
+# Text bars, in notebooks one output per cell updated in place: a saved or exported notebook
+# keeps each bar's final line (tqdm's widget bar would be saved as a stale "0 %" placeholder).
+from costeer_lab._progress import progress_bar
 from costeer_lab.errors import ConfigurationError, EndpointError
 from costeer_lab.evolve._context import TaskContextHook
 from costeer_lab.evolve._item import EvolvingItem
@@ -241,7 +240,7 @@ class EvoAgent:
         state = self.load_state()
         by_id = {t.id: t for t in item.tasks}
         index = {t.id: i for i, t in enumerate(item.tasks)}
-        bar = tqdm(
+        bar = progress_bar(
             total=self.max_loop,
             initial=state.step,
             desc=f"evolve {self.run_id}",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 
 from costeer_lab.experiment import BENCHMARK_COLUMNS, benchmark_metrics
+from costeer_lab.viz._report_layout import section
 
 __all__ = ["BENCHMARK_SECTION", "benchmark_section"]
 
@@ -50,4 +49,4 @@ def benchmark_section(results: pd.DataFrame) -> str:
         "rescaled factor):</p>"
     )
     body = "".join(parts) + note + _table(accepted)
-    return f"<section><h2>{html.escape(BENCHMARK_SECTION)}</h2>{body}</section>\n"
+    return section(BENCHMARK_SECTION, body)

@@ -1,8 +1,8 @@
 """Widgets over a knowledge base: the knowledge-graph explorer and the query playground.
 
 Both read a store (a ``.db`` path, URL or :class:`BaseStore`), show everything as HTML panes,
-and carry a static fallback: their notebook output holds a ``text/html`` snapshot besides the
-widget view, so a saved notebook (nbconvert, a repository viewer) still shows what they showed.
+and carry a static fallback (:mod:`costeer_lab.viz._static_fallback`): a saved or exported
+notebook (nbconvert, a repository viewer) still shows what they showed.
 
 Example:
     >>> from costeer_lab.store import NodeRecord, SQLiteStore
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
 
 import ipywidgets as widgets
 
@@ -31,6 +30,7 @@ from costeer_lab.viz._explorer_data import (
     knowledge_label,
     list_tasks,
 )
+from costeer_lab.viz._static_fallback import StaticFallback
 
 __all__ = [
     "KnowledgeExplorer",
@@ -49,19 +49,6 @@ _PRE = (
 
 def _store(store: BaseStore | str | Path) -> BaseStore:
     return store if isinstance(store, BaseStore) else open_existing_store(store)
-
-
-class StaticFallback:
-    """Mixin: the notebook output of a widget also holds ``text/html`` (:meth:`static_html`)."""
-
-    def static_html(self) -> str:
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        data: dict[str, Any] = dict(super()._repr_mimebundle_(**kwargs) or {})  # type: ignore[misc]
-        data["text/plain"] = f"<{type(self).__name__}: run the notebook to interact>"
-        data["text/html"] = self.static_html()
-        return data
 
 
 def task_knowledge_html(k: TaskKnowledge) -> str:
@@ -132,8 +119,10 @@ class KnowledgeExplorer(StaticFallback, widgets.VBox):  # type: ignore[misc]
         """Show the chosen task (or say the KB holds none)."""
         if self.task.value is None:
             self.detail.value = "<p>This knowledge base describes no task yet.</p>"
-            return
-        self.detail.value = task_knowledge_html(get_task_knowledge(self.store, self.task.value))
+        else:
+            knowledge = get_task_knowledge(self.store, self.task.value)
+            self.detail.value = task_knowledge_html(knowledge)
+        self._update_snapshot()
 
     def static_html(self) -> str:
         return f"<div><b>Knowledge-graph explorer</b>{self.detail.value}</div>"
@@ -175,15 +164,17 @@ class QueryPlayground(StaticFallback, widgets.VBox):  # type: ignore[misc]
 
     def search(self) -> None:
         """Run the query against every kind with vectors and show the tables."""
+        self.results.value = self._search_html()
+        self._update_snapshot()
+
+    def _search_html(self) -> str:
         from costeer_lab.knowledge import kb_search
 
         query = self.text.value.strip()
         if not query:
-            self.results.value = "<p>Type a query and press <i>search</i>.</p>"
-            return
+            return "<p>Type a query and press <i>search</i>.</p>"
         if not self.kinds:
-            self.results.value = "<p>This store holds no embedded knowledge.</p>"
-            return
+            return "<p>This store holds no embedded knowledge.</p>"
         parts = []
         for kind in self.kinds:
             hits = kb_search(self.store, query, k=int(self.k.value), kind=kind)
@@ -198,7 +189,7 @@ class QueryPlayground(StaticFallback, widgets.VBox):  # type: ignore[misc]
                 "<table><tr><th>score</th><th>knowledge</th><th>content</th></tr>"
                 f"{rows}</table>"
             )
-        self.results.value = "\n".join(parts)
+        return "\n".join(parts)
 
     def static_html(self) -> str:
         q = html.escape(self.text.value)

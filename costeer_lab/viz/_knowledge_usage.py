@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 import pandas as pd
@@ -59,8 +60,12 @@ def plot_knowledge_usage(
     top_n: int = 15,
     arm: str | None = None,
     source: Literal["both", "retrieved", "used"] = "both",
+    labels: Mapping[str, str] | None = None,
 ) -> Axes:
     """Horizontal bars of the ``top_n`` most used items, coloured by success when used.
+
+    ``labels`` maps item ids to tick labels (the report names the task a hashed graph node
+    belongs to); other ids are shown shortened.
 
     Example:
         >>> from costeer_lab.testing import example_results
@@ -74,7 +79,8 @@ def plot_knowledge_usage(
     cmap, norm = colormaps["RdYlGn"], Normalize(0.0, 1.0)
     y = list(range(len(info.item_ids)))
     ax.barh(y, info.n_uses, color=[cmap(norm(s)) for s in info.success_when_used])
-    ax.set_yticks(y, [_short(i) for i in info.item_ids])
+    names = labels or {}
+    ax.set_yticks(y, [_short(names.get(i, i), 48 if i in names else 32) for i in info.item_ids])
     ax.invert_yaxis()
     ax.set_xlabel(f"rows using the item ({info.source})")
     scope = f"arm {info.arm!r}" if info.arm else "all arms"

@@ -18,7 +18,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from costeer_lab.experiment import live_results, load_results
-from costeer_lab.viz._explorer import StaticFallback
+from costeer_lab.viz._static_fallback import StaticFallback
 from costeer_lab.viz._widgets import ResultsDashboard
 
 __all__ = ["ExperimentMonitor", "follow_experiment"]
@@ -71,6 +71,7 @@ class ExperimentMonitor(StaticFallback, widgets.VBox):  # type: ignore[misc]
             self.children = [self.status, board]
         self.n_rows = len(rows)
         self._set_status()
+        self._update_snapshot()
         return changed and bool(len(rows))
 
     def start(self, interval_s: float = 2.0) -> None:

@@ -1,5 +1,9 @@
 """One self-contained HTML report of an experiment: metrics tables, plots, spec and seeds.
 
+The page opens with a warning when an arm sits at a floor (0 %) or a ceiling (100 %), a table
+of contents, and the provenance (code version and commit, when the run and the report were
+made, the machine, spec and seeds); knowledge items are named by the task they belong to.
+
 Plots are embedded as base64 PNG, tables as HTML; the page has no scripts and references no
 external URL, so it can be mailed or archived as a single file.
 
@@ -45,17 +49,23 @@ from costeer_lab.experiment import (
     validate_results,
 )
 from costeer_lab.viz._attempts import plot_attempts
-from costeer_lab.viz._benchmark_section import benchmark_section
+from costeer_lab.viz._benchmark_section import BENCHMARK_SECTION, benchmark_section
 from costeer_lab.viz._hit_rate import plot_hit_rate
+from costeer_lab.viz._item_labels import item_label, knowledge_item_labels
 from costeer_lab.viz._kb_growth import plot_kb_growth
 from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
+from costeer_lab.viz._outcomes import floor_ceiling_html, task_outcome_table
+from costeer_lab.viz._provenance import provenance_html, report_provenance
+from costeer_lab.viz._report_layout import contents, section
 from costeer_lab.viz._success_curve import plot_success_curve
 
 __all__ = ["REPORT_SECTIONS", "build_report"]
 
 #: Section headings of the report, in order (the last appears only with ``extra_tables``).
 REPORT_SECTIONS = (
+    "Provenance",
     "Summary",
+    "Per-task outcomes",
     "Differences between arms",
     "Success per attempt",
     "Attempts to success",
@@ -76,7 +86,10 @@ _STYLE = """body{font-family:sans-serif;margin:2em auto;max-width:75em;color:#22
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;
 padding:2px 6px;font-size:88%;text-align:right}th{background:#f3f3f3}img{max-width:100%}
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}.note{color:#555;font-size:90%}
-.tbl{max-width:100%;overflow-x:auto}.tbl table{font-size:82%}.tbl th{position:sticky;top:0}"""
+.tbl{max-width:100%;overflow-x:auto}.tbl table{font-size:82%}.tbl th{position:sticky;top:0}
+.warn{border:2px solid #c62828;background:#fdecea;color:#611a15;padding:0.3em 1em;margin:1em 0}
+.toc{background:#f6f6f6;padding:0.4em 1em;margin:1em 0}.toc ol{columns:2;margin:0.3em 0}
+table.prov th,table.prov td{text-align:left}summary{cursor:pointer;color:#1a4f8b}"""
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -205,8 +218,30 @@ def _stages_block(r: pd.DataFrame, baseline: str, embedder: str | None, **boot: 
     return "".join(parts)
 
 
-def _harmful_block(r: pd.DataFrame) -> str:
-    found = harmful_knowledge(r)
+def _named(table: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame:
+    """``table`` with its ``item_id`` column read as what each item stands for."""
+    if "item_id" not in table or table.empty:
+        return table
+    items = [item_label(str(i), labels) for i in table["item_id"]]
+    return table.assign(item_id=items).rename(columns={"item_id": "item"})
+
+
+def _outcomes_block(r: pd.DataFrame) -> str:
+    table = task_outcome_table(r)
+    note = (
+        '<p class="note">Per task and arm: seeds in which the task was solved / seeds that '
+        "attempted it, and the mean attempt of the first success over the solved seeds "
+        "(&quot;att&quot;); &quot;–&quot;: the arm did not attempt the task.</p>"
+    )
+    if len(table) <= 15:
+        return note + _table(table)
+    return (
+        f"{note}<details><summary>{len(table)} tasks × {r['arm'].nunique()} arms (show the "
+        f"table)</summary>{_table(table)}</details>"
+    )
+
+
+def _harmful_block(found: pd.DataFrame) -> str:
     return (
         '<p class="note">Items the coder <i>used</i> in at least 3 attempts that succeeded '
         "less often than the same tasks' other attempts in the arm (a stratified exact test "
@@ -304,6 +339,9 @@ def build_report(
     """
     check_report_target(out_path, force=force)
     r = validate_results(results) if isinstance(results, pd.DataFrame) else load_results(results)
+    run_dir = None if isinstance(results, pd.DataFrame) else Path(results)
+    if run_dir is not None and not run_dir.is_dir():
+        run_dir = run_dir.parent  # a results file: its folder is the run
     if extra_tables is not None and not all(
         isinstance(t, pd.DataFrame) for t in extra_tables.values()
     ):
@@ -320,10 +358,16 @@ def build_report(
     differences = "".join(f"<li>{html.escape(s)}</li>" for s in arm_differences(
         summary, baseline=baseline, ci=ci
     ))  # fmt: skip
+    usage = knowledge_usage(r).head(25)
+    harmful = harmful_knowledge(r)
+    labels = knowledge_item_labels(run_dir, [*usage["item_id"], *harmful["item_id"]])
+    tick_labels = {i: item_label(i, labels) for i in labels}
     sections = [
+        provenance_html(report_provenance(run_dir, spec, r)),
         _table(summary)
         + f'<p class="note">Intervals: {level} percentile bootstrap, {n_boot} resamples, seed '
         f"{seed}; seeds are resampled when an arm has at least two, else tasks.</p>",
+        _outcomes_block(r),
         f"<ul>{differences}</ul><h3>Paired lift of final success vs {html.escape(baseline)}"
         f"</h3>{lift}<h3>Success of attempts whose retrieval hit (returned a "
         f"relevant item) vs missed</h3>{_table(retrieval_success(r, threshold=threshold))}",
@@ -336,28 +380,32 @@ def build_report(
         _comparisons(r, _pairs(spec, arms), **boot),
         _contrasts_block(r, spec, n_boot, ci, seed),
         _stages_block(r, baseline, embedder, **boot),
-        _harmful_block(r),
-        _plot(plot_knowledge_usage, r, "knowledge usage") + _table(knowledge_usage(r).head(25)),
+        _harmful_block(_named(harmful, labels)),
+        _plot(plot_knowledge_usage, r, "knowledge usage", labels=tick_labels)
+        + _table(_named(usage, labels)),
         _plot(plot_kb_growth, r, "knowledge-base growth"),
         _integrity_block(r),
         _spec_block(spec, r),
     ]
-    body = "".join(
-        f"<section><h2>{heading}</h2>{content}</section>\n"
-        for heading, content in zip(REPORT_SECTIONS, sections, strict=False)
-    )
-    body += benchmark_section(r)
+    headings = list(REPORT_SECTIONS[: len(sections)])
+    body = "".join(section(h, content) for h, content in zip(headings, sections, strict=True))
+    bench = benchmark_section(r)
+    if bench:
+        body += bench
+        headings.append(BENCHMARK_SECTION)
     if extra_tables:
         extra = "".join(
             f"<h3>{html.escape(name)}</h3>{_table(t)}" for name, t in extra_tables.items()
         )
-        body += f"<section><h2>{REPORT_SECTIONS[-1]}</h2>{extra}</section>\n"
+        body += section(REPORT_SECTIONS[-1], extra)
+        headings.append(REPORT_SECTIONS[-1])
+    warnings = floor_ceiling_html(r)
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="generator" content="{REPORT_GENERATOR}">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
         f"<h1>{html.escape(title)}</h1><p>Arms: {html.escape(', '.join(arms))}; "
-        f"{len(r)} result rows.</p>\n{body}</body></html>\n"
+        f"{len(r)} result rows.</p>\n{warnings}{contents(headings)}{body}</body></html>\n"
     )
     return atomic_write_bytes(out_path, page.encode("utf-8"))
 

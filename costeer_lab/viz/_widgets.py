@@ -25,10 +25,10 @@ from matplotlib.figure import Figure
 from costeer_lab.experiment import memory_metrics, summary_table, validate_results
 from costeer_lab.viz._attempts import plot_attempts
 from costeer_lab.viz._common import figure_png
-from costeer_lab.viz._explorer import StaticFallback
 from costeer_lab.viz._hit_rate import plot_hit_rate
 from costeer_lab.viz._kb_growth import plot_kb_growth
 from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
+from costeer_lab.viz._static_fallback import StaticFallback
 from costeer_lab.viz._success_curve import plot_success_curve
 
 __all__ = ["ALL_ARMS", "ResultsDashboard", "results_dashboard"]
@@ -107,6 +107,7 @@ class ResultsDashboard(StaticFallback, widgets.VBox):  # type: ignore[misc]
             },
         )
         self.renders += 1
+        self._update_snapshot()
 
     def static_html(self) -> str:
         """The summary rows and the current plot as plain HTML (the saved-notebook fallback)."""
