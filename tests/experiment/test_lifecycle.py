@@ -88,7 +88,7 @@ def _left_after(recorded: dict[tuple[int, int], str], bound_s: float = 10.0) -> 
 
 
 def _report(lines: list[str]) -> dict[str, Any]:
-    report = json.loads(lines[-1])
+    report: dict[str, Any] = json.loads(lines[-1])
     assert "error" not in report, report["error"]
     return report
 
