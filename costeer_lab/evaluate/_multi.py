@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from concurrent.futures import (
 )
 from typing import Any, Literal
 
+from costeer_lab._lifecycle import main_guard_message, process_pool, unguarded_main_call
 from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInputError
 from costeer_lab.evaluate._factor import infrastructure_failure, not_evaluated
 from costeer_lab.evaluate._protocol import Evaluator
@@ -121,7 +121,9 @@ class MultiEvaluator:
 
     The default process pool uses the ``spawn`` start method (safe with threads; no state is
     inherited), so a *script* that evaluates must guard its entry point with
-    ``if __name__ == "__main__":``; notebooks need nothing. Each worker process builds its
+    ``if __name__ == "__main__":`` (an unguarded one is refused with a ConfigurationError
+    before any worker starts); notebooks need nothing. The pool's workers die with this
+    process and ignore Ctrl-C (:mod:`costeer_lab._lifecycle`). Each worker process builds its
     evaluators once (one sandbox per worker) and caches ground-truth results.
 
     Example:
@@ -176,8 +178,10 @@ class MultiEvaluator:
             return self._executor
         if self._owned is None:
             if self.kind == "process":
-                ctx = multiprocessing.get_context("spawn")
-                self._owned = ProcessPoolExecutor(self._max_workers, mp_context=ctx)
+                where = unguarded_main_call()
+                if where is not None:
+                    raise ConfigurationError(main_guard_message(where, "an evaluation pool"))
+                self._owned = process_pool(self._max_workers)
             else:
                 self._owned = ThreadPoolExecutor(self._max_workers)
         return self._owned

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing as mp
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from costeer_lab._lifecycle import main_guard_message, process_pool, unguarded_main_call
 from costeer_lab.errors import ConfigurationError, did_you_mean
 
 __all__ = ["SerialExecutor", "make_executor"]
@@ -36,10 +36,16 @@ def make_executor(
     """Create an executor by name.
 
     Args:
-        kind: ``process`` (a spawn-based process pool: no state shared with the parent),
+        kind: ``process`` (a spawn-based process pool: no state shared with the parent; its
+            workers die with this process and ignore Ctrl-C, see :mod:`costeer_lab._lifecycle`;
+            a script must create it under ``if __name__ == "__main__":``),
             ``thread``, ``serial`` or ``dask`` (a ``dask.distributed`` client's executor; connects
             to ``address`` or starts a ``LocalCluster`` with ``workers`` processes).
         workers: parallelism (default: CPU count).
+
+    Raises:
+        ConfigurationError: an unknown kind, or ``process`` from the unguarded top level of a
+            script (see :func:`costeer_lab._lifecycle.unguarded_main_call`).
 
     Example:
         >>> with make_executor("thread", 2) as ex:
@@ -48,7 +54,10 @@ def make_executor(
     """
     n = workers or os.cpu_count() or 1
     if kind == "process":
-        return cf.ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"))
+        where = unguarded_main_call()
+        if where is not None:
+            raise ConfigurationError(main_guard_message(where, "a process executor"))
+        return process_pool(n)
     if kind == "thread":
         return cf.ThreadPoolExecutor(max_workers=n)
     if kind == "serial":

@@ -30,6 +30,7 @@ from costeer_lab.errors import (
 )
 from costeer_lab.experiment._settings_record import check_settings_resume
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
+from costeer_lab.experiment._start_from import check_start_from
 
 if TYPE_CHECKING:
     from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
@@ -357,6 +358,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     """
     check_out_dir(out_dir, spec, resume=resume)
     check_settings_resume(out_dir, get_settings(), resume=resume)
+    check_start_from(spec, out_dir, resume=resume)
     suite = _load_suite(spec.suite, spec.suite_options)
     _check_input_files(suite)
     sk = spec.seed_knowledge

@@ -20,6 +20,8 @@ same for the first stage from an earlier run's directory.
 
 Runs resume: rerunning the same spec into the same directory continues every (arm, seed) from
 its last completed step (each step is one store transaction).
+
+``.lock`` (``_outlock.py``) is held while a run writes the folder: one run per folder.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ from costeer_lab.experiment._benchmark import (
     add_task_columns,
     coder_and_check_columns,
 )
-from costeer_lab.experiment._preflight import coder_config, preflight, select_tasks
+from costeer_lab.experiment._mainguard import check_main_guard
+from costeer_lab.experiment._outlock import check_out_free, hold_out_lock
+from costeer_lab.experiment._preflight import Preflight, coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._settings_record import write_settings_record
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
@@ -64,6 +68,7 @@ from costeer_lab.settings import get_settings
 from costeer_lab.store import SQLiteStore
 
 if TYPE_CHECKING:
+    from costeer_lab.evaluate import MultiEvaluator
     from costeer_lab.knowledge import KnowledgeBaseV1, KnowledgeBaseV2
     from costeer_lab.memory import LoopMemory
     from costeer_lab.suites import SuiteLike
@@ -380,6 +385,21 @@ def run_experiment(
     infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
     (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
 
+    One run per ``out``: a second run on the same folder while this one runs ends with a
+    :class:`~costeer_lab.errors.ConfigurationError` naming this one (``<out>/.lock``). The
+    run's worker processes die with it, even when it is killed.
+
+    In a script, call it under ``if __name__ == "__main__":``. The process pools start their
+    workers with ``spawn``, which re-imports the script's main module in each worker; without
+    the guard every worker would start the run again. An unguarded call from a script's top
+    level is refused (a ConfigurationError explaining the guard) before anything starts;
+    notebooks, ``python -c`` and functions called under the guard need nothing::
+
+        from costeer_lab.experiment import run_experiment
+
+        if __name__ == "__main__":
+            run_experiment("spec.yaml", "runs/x")
+
     Example:
         >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
         ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
@@ -393,7 +413,25 @@ def run_experiment(
 
     spec = load_spec(spec)
     out_dir = Path(out)
+    check_out_free(out_dir)  # another run holds --out: say so before any other check
     checked = preflight(spec, out_dir, resume=resume)  # validate before writing anything
+    evaluator = MultiEvaluator(checked.suite.evaluators(), max_workers=spec.parallelism.workers)
+    check_main_guard(spec.parallelism.executor == "process" or evaluator.kind == "process")
+    with hold_out_lock(out_dir):
+        return _run_checked(spec, out_dir, checked, evaluator, progress=progress, resume=resume)
+
+
+def _run_checked(
+    spec: ExperimentSpec,
+    out_dir: Path,
+    checked: Preflight,
+    evaluator: MultiEvaluator,
+    *,
+    progress: bool,
+    resume: bool,
+) -> Path:
+    """The body of :func:`run_experiment` once the spec passed preflight and ``out_dir`` is
+    locked: write the spec, run every (arm, seed) of every stage, save the results."""
     suite, seed_tasks = checked.suite, checked.seed_tasks
     (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     if not resume:
@@ -407,7 +445,6 @@ def run_experiment(
     seed_suite, stages = checked.seed_suite, checked.stages
     all_targets: list[Task] = []
     rows: list[dict[str, Any]] = []
-    evaluator = MultiEvaluator(suite.evaluators(), max_workers=spec.parallelism.workers)
     try:
         # A `local:` model is served for the run; spec.json keeps the `local:` name.
         with serve_for_coder(spec.coder) as coder, _coder_executor(spec) as executor:

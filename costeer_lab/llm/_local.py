@@ -26,7 +26,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from costeer_lab._fs import replace_durably
+from costeer_lab._lifecycle import watched_argv
 from costeer_lab.errors import ConfigurationError, EndpointError, UnknownNameError, did_you_mean
 from costeer_lab.settings import get_settings
 
@@ -440,8 +440,9 @@ class LocalModelServer:
 
     # -- plumbing ------------------------------------------------------------------------------
     def _argv(self) -> list[str]:
-        return [
-            sys.executable,
+        """``python -m llama_cpp.server …`` started through :func:`watched_argv`: the server
+        ends with the process that started it, even when that one is killed (``kill -9``)."""
+        return watched_argv([
             "-m",
             "llama_cpp.server",
             "--model",
@@ -462,7 +463,7 @@ class LocalModelServer:
             str(self.seed),
             "--verbose",
             "False",
-        ]
+        ])  # fmt: skip
 
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k.lower() not in _SERVER_ENV_NAMES}

@@ -41,7 +41,7 @@ for name in ("costeer_lab", "costeer_lab.sandbox"):
     stub.__costeer_placeholder__ = True
     sys.modules[name] = stub
 from costeer_lab.sandbox._bootstrap import enter_namespaces
-namespaces = enter_namespaces()
+namespaces = enter_namespaces(int(sys.argv[3]))
 from costeer_lab.sandbox._worker import main
 sys.exit(main(sys.argv[1:], namespaces))
 """
@@ -82,8 +82,9 @@ class WorkerProcess:
         self._log = tempfile.TemporaryFile(prefix="costeer-sbx-worker-")  # noqa: SIM115
         package_root = str(Path(costeer_lab.__file__).resolve().parent.parent)
         env = minimal_env("/")
+        owner = str(os.getpid())  # the worker dies with this process (``_bootstrap.py``)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOTSTRAP, package_root, json.dumps(dict(config))],
+            [sys.executable, "-c", _BOOTSTRAP, package_root, json.dumps(dict(config)), owner],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

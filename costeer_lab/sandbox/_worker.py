@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from costeer_lab.sandbox._area import Area, open_area
+from costeer_lab.sandbox._bootstrap import rearm_parent_death
 from costeer_lab.sandbox._cgroup import Budget, RunCgroup, discover
 from costeer_lab.sandbox._child import READY_MARK, SETUP_FAILED_EXIT, wait_and_run, wipe_cmdline
 from costeer_lab.sandbox._ns import (
@@ -709,10 +710,10 @@ def _host_pid() -> int:
 
 def _sweep(uid: int) -> None:
     """Kill every process of ``uid``; re-arm the parent-death signal, which the temporary
-    uid change of the sweep clears."""
+    uid change of the sweep clears (and exit if the bootstrap died meanwhile)."""
     sweep_uid(uid)
     with contextlib.suppress(OSError):
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        rearm_parent_death()
 
 
 def _warm_pandas(errors: dict[str, str]) -> None:

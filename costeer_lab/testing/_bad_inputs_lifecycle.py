@@ -2,17 +2,54 @@
 (locks, start_from, kb on a locked store).
 
 Gathered by :mod:`costeer_lab.testing._bad_inputs` (see ``_bad_inputs_base`` for the shape).
+A ``start_from`` is checked in preflight, before ``spec.json`` (or anything) is written. The
+locked ``--out`` (a second run while the first holds ``<out>/.lock``) needs a live holder, which
+a workspace file cannot be: ``tests/experiment/test_lifecycle.py`` covers it with two runs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from costeer_lab.testing._bad_inputs_base import BadInput
+from costeer_lab.testing._bad_inputs_base import BadInput, run_case, spec_variant
+
+_AREA = "run output"
 
 #: The cases of this module.
-CASES: tuple[BadInput, ...] = ()
+CASES: tuple[BadInput, ...] = (
+    run_case(
+        "start_from_missing",
+        "`start_from` names a folder that does not exist",
+        "start_from 'runs/nope' does not exist",
+        _AREA,
+    ),
+    run_case(
+        "start_from_file",
+        "`start_from` names a file, not a run folder",
+        "start_from 'notes.txt' is a file",
+        _AREA,
+    ),
+    run_case(
+        "start_from_no_kb",
+        "`start_from` names a folder without `kb/`",
+        "start_from 'runs/empty' holds no kb/ folder",
+        _AREA,
+    ),
+    run_case(
+        "start_from_other_arms",
+        "`start_from` is a run without this spec's arm",
+        "has no knowledge base kb/other-seed0.db",
+        _AREA,
+    ),
+)
 #: Spec file stem -> spec document (written to ``specs/<stem>.yaml``).
-SPECS: dict[str, Any] = {}
+SPECS: dict[str, Any] = {
+    "start_from_missing": spec_variant("start-missing", start_from="runs/nope"),
+    "start_from_file": spec_variant("start-file", start_from="notes.txt"),
+    "start_from_no_kb": spec_variant("start-no-kb", start_from="runs/empty"),
+    "start_from_other_arms": spec_variant(
+        "start-other", arms=[{"name": "other", "rag": "v1"}], start_from="runs/good"
+    ),
+}
 #: Workspace-relative path -> content (text, bytes, or a document written as YAML).
 FILES: dict[str, Any] = {}

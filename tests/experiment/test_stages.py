@@ -62,13 +62,17 @@ def test_stages_carry_knowledge_and_start_from_reuses_a_run(tmp_path: Path) -> N
     again = _spec(
         tmp_path / "cache", stages=[], tasks={"ids": ["alpha158/STD60"]}, start_from=str(out)
     )
-    with pytest.raises(ConfigurationError, match="no store at"):
+    # refused in preflight, naming the missing store and the stage folders: nothing written
+    with pytest.raises(ConfigurationError, match=r"no knowledge base kb/rag_v2-seed0\.db") as e:
         run_experiment(again, tmp_path / "second", progress=False)
+    assert "kb/{learn, transfer}/" in str(e.value)
+    assert not (tmp_path / "second").exists()
+    # the corrected spec then runs on the same folder
     again["start_from"] = str(tmp_path / "flat")
     copy_store(transfer / "rag_v2-seed0.db", tmp_path / "flat" / "kb" / "rag_v2-seed0.db")
-    second = load_results(run_experiment(again, tmp_path / "second2", progress=False))
+    second = load_results(run_experiment(again, tmp_path / "second", progress=False))
     assert set(second["stage"]) == {""} and set(second["run_id"]) == {"rag_v2-seed0"}
-    assert _runs(tmp_path / "second2" / "kb" / "rag_v2-seed0.db") == {
+    assert _runs(tmp_path / "second" / "kb" / "rag_v2-seed0.db") == {
         "rag_v2-seed0-learn",
         "rag_v2-seed0-transfer",
         "rag_v2-seed0",
