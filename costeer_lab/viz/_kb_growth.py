@@ -87,12 +87,12 @@ def plot_kb_growth(results: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         labelled.add(a.arm)
         ax.plot(x, a.mean, marker=marker, linestyle=linestyle, color=colors[a.arm], label=label)
         ax.fill_between(steps, a.low, a.high, color=colors[a.arm], alpha=0.2, linewidth=0)
-    for i, (x, name) in enumerate(info.stages):
+    for i, (start, name) in enumerate(info.stages):
         if i:  # where a later stage starts
-            ax.axvline(x, color="0.4", linestyle="--", linewidth=1)
+            ax.axvline(start, color="0.4", linestyle="--", linewidth=1, gid="stage-start")
         ax.annotate(
             f"stage {name}",
-            (x, 1.0),
+            (start, 1.0),
             xycoords=("data", "axes fraction"),
             xytext=(3, -12),
             textcoords="offset points",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
@@ -72,11 +73,14 @@ def test_the_staged_plot_draws_each_stage_and_marks_where_the_second_starts(
     info = get_kb_growth_info(staged)
     start = info.stages[1][0]  # half a step before the transfer stage's first step
     assert start == min(s for a in info.arms if a.stage == "transfer" for s in a.steps) - 0.5
-    vertical = [ln for ln in ax.lines if ln.get_linestyle() == "--" and len(ln.get_xdata()) == 2]
-    assert [float(ln.get_xdata()[0]) for ln in vertical] == [start]
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["no_knowledge", "rag_v2"]
+    xs = [list(np.asarray(ln.get_xdata(), dtype=float)) for ln in ax.lines]
+    vertical = [x for x, ln in zip(xs, ax.lines, strict=True) if ln.get_gid() == "stage-start"]
+    assert vertical == [[start, start]]
+    legend = ax.get_legend()
+    assert legend is not None
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["no_knowledge", "rag_v2"]
     buf = io.BytesIO()
-    ax.figure.savefig(buf, format="png")
+    ax.get_figure(root=True).savefig(buf, format="png")  # type: ignore[union-attr]
     assert buf.getvalue().startswith(b"\x89PNG")
 
 
