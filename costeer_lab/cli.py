@@ -4,8 +4,8 @@ Examples::
 
     costeer-lab run data/specs/demo.yaml --out runs/demo
     costeer-lab report runs/demo
-    costeer-lab kb stats runs/demo/kb/rag_v2-seed0.db
-    costeer-lab kb query runs/demo/kb/rag_v2-seed0.db "rolling mean of close over 10 days"
+    costeer-lab kb stats runs/demo/kb/transfer/rag_v2-seed0.db
+    costeer-lab kb query runs/demo/kb/transfer/rag_v2-seed0.db "rolling mean of close" -k 3
     costeer-lab docs ingest docs/ --db lab-docs.db
     costeer-lab docs query "how are filters applied" --db lab-docs.db --mode hybrid
 """

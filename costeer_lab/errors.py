@@ -20,6 +20,7 @@ __all__ = [
     "VectorIndexError",
     "did_you_mean",
 ]
+__all__ += ["StoreLockedError"]
 __all__ += ["GroundTruthError", "IsolationError", "LLMError", "ReplayMissError"]
 __all__ += ["CONFIGURATION_KINDS", "ENDPOINT_ERROR_KINDS", "EndpointError", "MemoryRefusedError"]
 
@@ -53,6 +54,10 @@ class StoreError(CosteerLabError):
 
 class SchemaVersionError(StoreError):
     """The store file was written by a schema version this code does not understand."""
+
+
+class StoreLockedError(StoreError):
+    """A read-only open found the store locked by a writer (another process) for too long."""
 
 
 class EmbedderError(CosteerLabError):

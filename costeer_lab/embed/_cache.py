@@ -61,7 +61,8 @@ class CachedEmbedder(BaseEmbedder):
 
     Args:
         inner: the embedder that computes missing vectors.
-        store: where vectors persist (``get_cached_embeddings`` / ``put_cached_embeddings``).
+        store: where vectors persist (``get_cached_embeddings`` / ``put_cached_embeddings``;
+            a ``read_only`` store is only read).
         memory_items: size of the in-process LRU (0 disables it).
 
     Example:
@@ -139,7 +140,8 @@ class CachedEmbedder(BaseEmbedder):
         if missing:
             fresh = self.inner.embed([first[k] for k in missing])
             new = {k: fresh[i].copy() for i, k in enumerate(missing)}
-            self.store.put_cached_embeddings(self.id, new)
+            if not self.store.read_only:  # a read-only store is never written, cache or not
+                self.store.put_cached_embeddings(self.id, new)
             for key, vec in new.items():
                 found[key] = vec
                 self._remember(key, vec)

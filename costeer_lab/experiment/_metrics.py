@@ -11,8 +11,8 @@ solved: ``k_i = ∞``). ``T_a`` is the largest attempt recorded for the arm.
 - attempts to success: mean of ``k_i`` over solved (seed, task) pairs, pooled over seeds;
 - success lift vs a baseline arm ``b``: ``d_s = r(a, s, T_a) - r(b, s, T_b)`` for seeds run by both
   arms, lift ``= mean_s d_s``;
-- knowledge-base growth: ``kb_nodes`` at step ``t`` = max over the step's rows, carried forward,
-  averaged over seeds.
+- knowledge-base growth: ``kb_nodes`` at step ``t`` of a stage = max over the step's rows,
+  carried forward, averaged over seeds; stages follow each other (``step``).
 
 Confidence intervals are percentile bootstraps (``n_boot`` resamples, level ``ci``) with a
 ``numpy`` generator seeded from ``seed`` and the arm name, so an arm's interval does not depend on
@@ -440,14 +440,19 @@ def _task_lift_boot(
 
 
 def kb_growth(results: pd.DataFrame) -> pd.DataFrame:
-    """Knowledge-base size by attempt per arm: mean over seeds (and min, max).
+    """Knowledge-base size by attempt per arm and stage: mean over seeds (and min, max).
 
-    Per (arm, seed, attempt) the size is the largest ``kb_nodes`` of the step's rows; a seed whose
-    run stopped early keeps its last size up to the arm's last attempt.
+    Per (arm, stage, seed, attempt) the size is the largest ``kb_nodes`` of the step's rows; a
+    seed whose run stopped early keeps its last size up to the arm's last attempt of the stage.
+    Stages (the ``stage`` column, ``""`` or absent without stages) are taken in the order they
+    appear in the table, which is the order they ran; ``step`` numbers the attempts of an arm
+    across its stages in sequence (``step == attempt`` without stages), so a stage that starts
+    from a copy of the previous stage's knowledge base continues its curve instead of being
+    mixed with it at the same attempt number.
 
     Returns:
-        Columns ``arm``, ``attempt``, ``kb_nodes``, ``kb_nodes_min``, ``kb_nodes_max``,
-        ``n_seeds``.
+        Columns ``arm``, ``stage``, ``attempt`` (within the stage), ``step``, ``kb_nodes``,
+        ``kb_nodes_min``, ``kb_nodes_max``, ``n_seeds``.
 
     Example:
         >>> from costeer_lab.testing import example_results
@@ -457,23 +462,37 @@ def kb_growth(results: pd.DataFrame) -> pd.DataFrame:
     return _kb_growth(validate_results(results))
 
 
+_KB_GROWTH_COLUMNS = [
+    "arm", "stage", "attempt", "step", "kb_nodes", "kb_nodes_min", "kb_nodes_max", "n_seeds",
+]  # fmt: skip
+
+
 def _kb_growth(r: pd.DataFrame) -> pd.DataFrame:
-    per_step = r.groupby(["arm", "seed", "attempt"])["kb_nodes"].max()
+    stage = r["stage"].astype(str) if "stage" in r else pd.Series("", index=r.index)
+    r = r.assign(stage=stage)
+    order = {name: i for i, name in enumerate(pd.unique(stage))}
+    per_step = r.groupby(["arm", "stage", "seed", "attempt"])["kb_nodes"].max()
     frames = []
-    for arm, last in _arm_steps(r).items():
-        wide = per_step.loc[arm].unstack("seed").reindex(range(1, last + 1)).ffill()
-        frame = pd.DataFrame(
-            {
-                "attempt": np.arange(1, last + 1, dtype=np.int64),
-                "kb_nodes": wide.mean(axis=1).to_numpy(dtype=np.float64),
-                "kb_nodes_min": wide.min(axis=1).to_numpy(dtype=np.float64),
-                "kb_nodes_max": wide.max(axis=1).to_numpy(dtype=np.float64),
-                "n_seeds": wide.notna().sum(axis=1).to_numpy(dtype=np.int64),
-            }
-        )
-        frame.insert(0, "arm", arm)
-        frames.append(frame)
+    for arm, g in r.groupby("arm", sort=True):
+        offset = 0
+        for name in sorted(g["stage"].unique(), key=order.__getitem__):
+            last = int(g.loc[g["stage"] == name, "attempt"].max())
+            wide = per_step.loc[(arm, name)].unstack("seed").reindex(range(1, last + 1)).ffill()
+            attempts = np.arange(1, last + 1, dtype=np.int64)
+            frame = pd.DataFrame(
+                {
+                    "arm": str(arm),
+                    "stage": str(name),
+                    "attempt": attempts,
+                    "step": attempts + offset,
+                    "kb_nodes": wide.mean(axis=1).to_numpy(dtype=np.float64),
+                    "kb_nodes_min": wide.min(axis=1).to_numpy(dtype=np.float64),
+                    "kb_nodes_max": wide.max(axis=1).to_numpy(dtype=np.float64),
+                    "n_seeds": wide.notna().sum(axis=1).to_numpy(dtype=np.int64),
+                }
+            )
+            frames.append(frame)
+            offset += last
     if not frames:
-        cols = ["arm", "attempt", "kb_nodes", "kb_nodes_min", "kb_nodes_max", "n_seeds"]
-        return pd.DataFrame({c: [] for c in cols})
-    return pd.concat(frames, ignore_index=True)
+        return pd.DataFrame({c: [] for c in _KB_GROWTH_COLUMNS})
+    return pd.concat(frames, ignore_index=True)[_KB_GROWTH_COLUMNS]

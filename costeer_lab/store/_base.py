@@ -55,6 +55,9 @@ class BaseStore(abc.ABC):
 
     #: URL the store was opened from (``sqlite:///path``, ``sqlite:///:memory:``, ``postgresql://…``).
     url: str
+    #: Opened for reading only (``SQLiteStore(path, read_only=True)``): every write raises
+    #: :class:`~costeer_lab.errors.StoreError`, and helpers that would write a cache skip it.
+    read_only: bool = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @property

@@ -1,8 +1,10 @@
 """Open a store that must already exist (read-only commands: ``kb stats``, ``kb query``).
 
 :func:`get_store` creates a missing SQLite file, which is right for a run and wrong for a command
-that only reads: a mistyped path would leave an empty database behind and report zeros. The
-checks here look at the file read-only (``mode=ro``) before anything opens it for writing.
+that only reads: a mistyped path would leave an empty database behind and report zeros. A SQLite
+file is checked and then opened read-only (``SQLiteStore(..., read_only=True)``): nothing is
+written into it nor created beside it, and a writer holding it locked ends in
+:class:`~costeer_lab.errors.StoreLockedError` after ``busy_timeout_s`` (default 2 s).
 
 Example:
     >>> import tempfile, pathlib
@@ -22,8 +24,10 @@ from pathlib import Path
 
 from costeer_lab.errors import NotFoundError, StoreError
 from costeer_lab.store._base import BaseStore
-from costeer_lab.store._factory import get_store
+from costeer_lab.store._factory import _sqlite_options, get_store
 from costeer_lab.store._migrations import SCHEMA_VERSION
+from costeer_lab.store._sqlite import SQLiteStore
+from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
 
 __all__ = ["open_existing_store"]
 
@@ -42,19 +46,39 @@ def _sqlite_file(target: str) -> Path | None:
     return Path(target)
 
 
-def _check_file(file: Path) -> None:
+def _missing_hint(file: Path) -> str:
+    """What lies near a missing store file: ``.db`` files beside it, or stage folders."""
+    parent = file.parent if str(file.parent) else Path(".")
+    if not parent.is_dir():
+        return ""
+    near = sorted(p.name for p in parent.glob("*.db"))[:8]
+    if near:
+        return f" (.db files in {str(parent)!r}: {', '.join(near)})"
+    staged = sorted(p for p in parent.iterdir() if p.is_dir() and (p / file.name).is_file())
+    if staged:  # a staged run: OUT/kb/<stage>/<arm>-seed<s>.db
+        shown = ", ".join(repr(str(p / file.name)) for p in staged[:4])
+        return f" (the run has stages; try {shown})"
+    return ""
+
+
+def _check_file(file: Path, timeout_s: float) -> None:
     shown = str(file)
     if not file.exists():
-        parent = file.parent if str(file.parent) else Path(".")
-        near = sorted(p.name for p in parent.glob("*.db"))[:8] if parent.is_dir() else []
-        hint = f" (.db files in {str(parent)!r}: {', '.join(near)})" if near else ""
+        hint = _missing_hint(file)
         raise NotFoundError(
             f"store file {shown!r} does not exist; expected a knowledge base written by "
-            f"`costeer-lab run` (OUT/kb/<arm>-seed<s>.db){hint}"
+            f"`costeer-lab run` (OUT/kb/<arm>-seed<s>.db, or OUT/kb/<stage>/<arm>-seed<s>.db "
+            f"for a spec with stages){hint}"
         )
     if file.is_dir():
         dbs = sorted(p.name for p in file.glob("*.db"))[:8]
         hint = f"; it holds {', '.join(dbs)}" if dbs else ""
+        if not dbs and (file / "kb").is_dir():
+            kbs = sorted({str(p.relative_to(file)) for p in (file / "kb").glob("**/*.db")})
+            example = f" (e.g. {str(file / kbs[0])!r})" if kbs else ""
+            hint = (
+                f"; it is a run folder; its knowledge bases are in {str(file / 'kb')!r}{example}"
+            )
         raise StoreError(f"store {shown!r} is a directory, expected a SQLite .db file{hint}")
     try:
         with file.open("rb") as fh:
@@ -64,10 +88,7 @@ def _check_file(file: Path) -> None:
     if head != _SQLITE_MAGIC:
         what = "an empty file" if not head else "not a SQLite database"
         raise StoreError(f"store file {shown!r} is {what}; expected a costeer_lab knowledge base")
-    try:
-        conn = sqlite3.connect(f"{file.absolute().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open store file {shown!r} read-only: {exc}") from None
+    conn = connect_read_only(file, timeout_s=timeout_s, shown=shown)
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "meta" not in tables:
@@ -77,6 +98,8 @@ def _check_file(file: Path) -> None:
             )
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
+        if is_locked(exc):
+            raise locked_error(shown) from None
         raise StoreError(f"store file {shown!r} is damaged: {exc}") from None
     finally:
         conn.close()
@@ -88,21 +111,34 @@ def _check_file(file: Path) -> None:
         )
 
 
-def open_existing_store(target: str | Path) -> BaseStore:
+def open_existing_store(target: str | Path, *, busy_timeout_s: float = 2.0) -> BaseStore:
     """Open a store that must exist and be a costeer_lab store; never creates a file.
 
+    A SQLite file is opened read-only (nothing written into it or beside it); other backends
+    are opened as usual.
+
     Args:
-        target: a SQLite path or ``sqlite:///`` URL, or another backend's URL (opened as usual).
+        target: a SQLite path or ``sqlite:///`` URL (its ``busy_timeout_s`` option wins), or
+            another backend's URL.
+        busy_timeout_s: how long to wait for a writer's lock on a SQLite file.
 
     Raises:
-        NotFoundError: the file does not exist (the message lists ``.db`` files next to it).
-        StoreError: a directory, an empty or non-SQLite file, a foreign or damaged database, or
-            a newer schema.
+        NotFoundError: the file does not exist (the message lists ``.db`` files next to it, or
+            the same name in stage folders).
+        StoreLockedError: a writer holds the SQLite file locked for ``busy_timeout_s``.
+        StoreError: a directory, an empty or non-SQLite file, a foreign or damaged database, an
+            older or newer schema.
     """
     text = str(target)
     file = _sqlite_file(text)
     if file is not None:
-        _check_file(file.expanduser())
-    elif text in (":memory:", "sqlite:///:memory:", "sqlite://"):
+        if text.startswith("sqlite://"):
+            options = _sqlite_options(text, text.partition("?")[2])
+            busy_timeout_s = float(options.get("busy_timeout_s", busy_timeout_s))
+        file = file.expanduser()
+        _check_file(file, busy_timeout_s)
+        shown = text if not text.startswith("sqlite://") else str(file)
+        return SQLiteStore(shown, busy_timeout_s=busy_timeout_s, read_only=True)
+    if text in (":memory:", "sqlite:///:memory:", "sqlite://"):
         raise StoreError(f"store {text!r} is a new, empty in-memory database; give a .db file")
     return get_store(text)

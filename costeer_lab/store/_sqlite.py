@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from costeer_lab.errors import InvalidInputError, StoreError
+from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
 from costeer_lab.store._codec import check_str, dumps_json, loads_json
-from costeer_lab.store._migrations import migrate
+from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
 from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
+from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 __all__ = ["SQLiteStore"]
@@ -43,9 +44,14 @@ class SQLiteStore(SQLiteDataMixin):
         busy_timeout_s: how long a writer waits for another process's write lock.
         synchronous: ``"NORMAL"`` (durable across process crashes) or ``"FULL"`` (also across
             OS crashes; slower).
+        read_only: read an existing file without ever writing into it or creating a file beside
+            it (see :mod:`costeer_lab.store._sqlite_readonly`): no migration, every write raises
+            :class:`StoreError`, and a writer holding the file locked for ``busy_timeout_s``
+            raises :class:`~costeer_lab.errors.StoreLockedError`.
 
     Raises:
-        StoreError: ``path`` is not a SQLite database (or not a costeer_lab store).
+        StoreError: ``path`` is not a SQLite database (or not a costeer_lab store); with
+            ``read_only``, a file of an older schema (it needs a read-write open to migrate).
         SchemaVersionError: the file was written by a newer costeer_lab.
 
     Example:
@@ -62,6 +68,7 @@ class SQLiteStore(SQLiteDataMixin):
         *,
         busy_timeout_s: float = 30.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        read_only: bool = False,
     ) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise InvalidInputError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
@@ -72,8 +79,12 @@ class SQLiteStore(SQLiteDataMixin):
         self.path = target
         self.url = f"sqlite:///{target}"
         self._depth = 0
+        self._shown = str(path)
         if not in_memory and Path(target).is_dir():
             raise StoreError(f"cannot open store {target!r}: it is a directory")
+        if read_only:
+            self._open_read_only(target, busy_timeout_s)
+            return
         try:
             conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None)
         except sqlite3.Error as exc:
@@ -90,6 +101,35 @@ class SQLiteStore(SQLiteDataMixin):
             conn.close()
             raise
         self._conn: sqlite3.Connection | None = conn
+
+    def _open_read_only(self, target: str, timeout_s: float) -> None:
+        if target == ":memory:" or not Path(target).is_file():
+            raise StoreError(f"cannot open store {self._shown!r} read-only: no such file")
+        conn = connect_read_only(Path(target), timeout_s=timeout_s, shown=self._shown)
+        try:
+            version = read_schema_version(conn, target)
+        except sqlite3.Error as exc:
+            conn.close()
+            if is_locked(exc):
+                raise locked_error(self._shown) from None
+            raise StoreError(f"cannot read store {self._shown!r}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        if version != SCHEMA_VERSION:
+            conn.close()
+            if version > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"store {self._shown!r} has schema version {version}; this costeer_lab "
+                    f"reads versions up to {SCHEMA_VERSION}"
+                )
+            raise StoreError(
+                f"store {self._shown!r} has schema version {version}, older than "
+                f"{SCHEMA_VERSION}; open it read-write once (e.g. get_store(path)) to migrate it"
+            )
+        self.read_only = True
+        self._schema_version = version
+        self._conn = conn
 
     @staticmethod
     def _setup(conn: sqlite3.Connection, path: str, timeout_s: float, sync: str) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.store._base import BaseStore
 from costeer_lab.store._codec import check_str
+from costeer_lab.store._sqlite_readonly import is_locked, locked_error
 
 __all__ = ["SQLiteBase", "id_list"]
 
@@ -36,6 +37,7 @@ class SQLiteBase(BaseStore):
     path: str
     _conn: sqlite3.Connection | None
     _depth: int
+    _shown: str  # the path as given (messages of a read-only store)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -48,6 +50,8 @@ class SQLiteBase(BaseStore):
         try:
             yield
         except sqlite3.Error as exc:
+            if self.read_only and is_locked(exc):
+                raise locked_error(self._shown) from None
             raise StoreError(f"store {self.path!r}: {type(exc).__name__}: {exc}") from exc
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -89,6 +93,8 @@ class SQLiteBase(BaseStore):
     @contextmanager
     def _scope(self) -> Iterator[None]:
         conn = self._connection()
+        if self.read_only:
+            raise StoreError(f"store {self._shown!r} is opened read-only; it cannot be written")
         savepoint = f"sp{self._depth}" if self._depth else None
         with self._guard():
             conn.execute(f"SAVEPOINT {savepoint}" if savepoint else "BEGIN IMMEDIATE")

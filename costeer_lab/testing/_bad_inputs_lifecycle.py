@@ -53,3 +53,61 @@ SPECS: dict[str, Any] = {
 }
 #: Workspace-relative path -> content (text, bytes, or a document written as YAML).
 FILES: dict[str, Any] = {}
+
+
+# -- KB_CASES: read-only `kb` commands (kept apart: appended to CASES below) -------------------
+# A store locked by a writer needs a live second process, so it is tested in
+# tests/store/test_sqlite_read_only.py, not here.
+
+from costeer_lab.testing._bad_inputs_base import case  # noqa: E402 (this block stands apart)
+
+
+def _empty_store_bytes() -> bytes:
+    """A valid, empty costeer_lab SQLite store (rollback journal) as bytes."""
+    import sqlite3
+
+    from costeer_lab.store._migrations import migrate
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn, ":memory:")
+        return bytes(conn.serialize())
+    finally:
+        conn.close()
+
+
+#: A staged run's layout: its KBs are in kb/<stage>/, not in kb/.
+FILES["runs/staged/kb/learn/v2-seed0.db"] = _empty_store_bytes()
+FILES["runs/staged/kb/transfer/v2-seed0.db"] = _empty_store_bytes()
+
+KB_CASES: tuple[BadInput, ...] = (
+    case(
+        "kb-staged-run-path",
+        "store",
+        "`kb stats OUT/kb/<arm>-seed0.db` on a run with stages (its KBs are in kb/<stage>/)",
+        ["kb", "stats", "runs/staged/kb/v2-seed0.db"],
+        "the run has stages; try 'runs/staged/kb/learn/v2-seed0.db'",
+    ),
+    case(
+        "kb-query-staged-run-path",
+        "store",
+        "`kb query OUT/kb/<arm>-seed0.db` on a run with stages",
+        ["kb", "query", "runs/staged/kb/v2-seed0.db", "rolling mean"],
+        "the run has stages",
+    ),
+    case(
+        "kb-run-folder",
+        "store",
+        "`kb stats` on a run folder instead of one of its knowledge bases",
+        ["kb", "stats", "runs/good"],
+        "is a run folder; its knowledge bases are in",
+    ),
+    case(
+        "kb-url-timeout",
+        "store",
+        "`kb stats` on a SQLite URL with a wordy busy_timeout_s",
+        ["kb", "stats", "sqlite:///runs/good/kb/v2-seed0.db?busy_timeout_s=soon"],
+        "busy_timeout_s must be a number of seconds",
+    ),
+)
+CASES = (*CASES, *KB_CASES)

@@ -1,6 +1,7 @@
 """The real-browser check (``tools/browser_check.py``): JupyterLab on 127.0.0.1, headless
 Chromium, the quickstart notebook's widgets rendered and driven. Skipped, with the reason, only
-where Chromium or Playwright is not installed (``make test`` installs Chromium when root)."""
+where Chromium or Playwright is not installed (``make test`` installs Chromium as root only when
+asked: ``COSTEER_LAB_INSTALL_CHROMIUM=1``, or in CI)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def _skip_reason() -> str | None:
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[dev]')"
     if not (os.environ.get("COSTEER_LAB_CHROMIUM") or shutil.which("chromium")):
-        return "Chromium is not installed (apt-get install chromium; `make test` does it as root)"
+        return (
+            "Chromium is not installed (apt-get install chromium, or run `make test` as root "
+            "with COSTEER_LAB_INSTALL_CHROMIUM=1)"
+        )
     return None
 
 

@@ -31,7 +31,10 @@ COLUMNS: dict[Callable[..., pd.DataFrame], list[str]] = {
     ],
     first_try_success: ["arm", "first_try_success", "n_seeds"],
     attempts_to_success: ["arm", "mean_attempts", "median_attempts", "n_solved", "n_never_solved"],
-    kb_growth: ["arm", "attempt", "kb_nodes", "kb_nodes_min", "kb_nodes_max", "n_seeds"],
+    kb_growth: [
+        *("arm", "stage", "attempt", "step"),
+        *("kb_nodes", "kb_nodes_min", "kb_nodes_max", "n_seeds"),
+    ],
     success_lift: [
         *("arm", "baseline", "n_pairs", "arm_success", "baseline_success", "lift"),
         *("ci_low", "ci_high", "resampled"),

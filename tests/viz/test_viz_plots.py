@@ -87,9 +87,10 @@ def test_attempts_info_exact() -> None:
 def test_kb_growth_info_exact() -> None:
     info = get_kb_growth_info(example_results())
     assert info.arms == (
-        KbArm("no_knowledge", (1, 2), (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)),
-        KbArm("rag", (1, 2), (4.0, 6.0), (4.0, 6.0), (4.0, 6.0)),
+        KbArm("no_knowledge", (1, 2), (0.0, 0.0), (0.0, 0.0), (0.0, 0.0), "", (1, 2)),
+        KbArm("rag", (1, 2), (4.0, 6.0), (4.0, 6.0), (4.0, 6.0), "", (1, 2)),
     )
+    assert info.stages == ()
 
 
 def test_knowledge_usage_info_exact() -> None:
