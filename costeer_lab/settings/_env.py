@@ -47,6 +47,7 @@ OTHER_ENV_NAMES: dict[str, str] = {
     "COSTEER_LAB_REPO_ROOT": "viz._notebook (the checkout the notebooks run from)",
     "COSTEER_LAB_TEST_POSTGRES_URL": "testing._postgres (tests against your own PostgreSQL)",
     "COSTEER_LAB_CHROMIUM": "tools/browser_check.py (the browser of the notebook check)",
+    "COSTEER_LAB_INSTALL_CHROMIUM": "Makefile (make test installs Chromium only when set)",
 }
 
 #: Prefixes of variable families read outside the settings model (prefix -> who reads them).
