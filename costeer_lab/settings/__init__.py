@@ -22,11 +22,12 @@ process-wide values with ``get_settings().<section>`` (cached: call
 
 Validation, when the settings are read:
 
-- **Unknown variables.** A ``COSTEER_LAB_*`` variable that no code reads (a typo such as
-  ``COSTEER_LAB_RAG__MAX_FORMER_TRACE``) is reported with the closest known name:
-  :func:`get_settings` warns once per name (:class:`SettingsWarning`) and ignores it; the
-  ``costeer-lab`` command refuses it (every subcommand, exit 2, one line ``environment: … is not
-  a setting; did you mean …?``) — a researcher who mistypes must not get a run on defaults.
+- **Unknown variables.** A ``COSTEER_LAB_*`` variable that no code reads (a typo) is reported
+  with the closest known name: :func:`get_settings` warns once per name
+  (:class:`SettingsWarning`) and ignores it; the ``costeer-lab`` command refuses it (every
+  subcommand, exit 2, one line ``environment: COSTEER_LAB_RAG__MAX_FORMER_TRACE is not a setting;
+  did you mean COSTEER_LAB_RAG__MAX_FORMER_TRACES?``) — a researcher who mistypes must not get
+  a run on defaults.
   Known names: the fields of :class:`Settings` (each section also as a whole, in JSON), and
   the variables read from ``os.environ`` elsewhere, listed in :data:`OTHER_ENV_NAMES` /
   :data:`OTHER_ENV_PREFIXES` (add new ones there); case does not matter.
