@@ -49,6 +49,7 @@ from costeer_lab.viz._benchmark_section import benchmark_section
 from costeer_lab.viz._hit_rate import plot_hit_rate
 from costeer_lab.viz._kb_growth import plot_kb_growth
 from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
+from costeer_lab.viz._spec_warnings import spec_warnings
 from costeer_lab.viz._success_curve import plot_success_curve
 
 __all__ = ["REPORT_SECTIONS", "build_report"]
@@ -357,7 +358,7 @@ def build_report(
         f'<meta name="generator" content="{REPORT_GENERATOR}">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
         f"<h1>{html.escape(title)}</h1><p>Arms: {html.escape(', '.join(arms))}; "
-        f"{len(r)} result rows.</p>\n{body}</body></html>\n"
+        f"{len(r)} result rows.</p>\n{spec_warnings(spec)}{body}</body></html>\n"
     )
     return atomic_write_bytes(out_path, page.encode("utf-8"))
 
