@@ -1,6 +1,7 @@
 """Validate an experiment before anything is written: the output folder, the suite, the task
-selection, the coder (and its model endpoint), the embedder, the RAG options and the suite's
-inputs.
+selection (and seed knowledge that would hold a target, :mod:`._leak`), the suite's own check
+of its targets (an Alpha158 panel too short for a window), the coder (a coder class, its model
+endpoint and key), the embedder, the RAG options and the suite's inputs.
 
 :func:`run_experiment` calls :func:`preflight` first, so a mistyped name ends in one
 :class:`~costeer_lab.errors.ConfigurationError` naming the spec field, the output folder is left

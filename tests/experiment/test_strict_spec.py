@@ -304,3 +304,20 @@ def test_an_allowed_leak_runs_is_recorded_and_the_report_warns(tmp_path: Path) -
     fair = tmp_path / "fair"
     run_experiment(_spec(name="fair"), fair, progress=False)
     assert 'class="warning"' not in report_experiment(fair).read_text(encoding="utf-8")
+
+
+def test_rag_option_values_are_taken_as_written() -> None:
+    for value in ("2", 2.0, True):
+        arms = [{"name": "a", "rag": "v2", "rag_options": {"max_former_traces": value}}]
+        with pytest.raises(ConfigurationError, match=r"arms\.0: rag_options: max_former_traces"):
+            load_spec(_spec(arms=arms))
+    arms = [{"name": "a", "rag": "v2", "rag_options": {"error_query": "no"}}]
+    with pytest.raises(ConfigurationError, match="error_query: Input should be a valid boolean"):
+        load_spec(_spec(arms=arms))
+
+
+def test_the_readme_spec_example_loads() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in readme.split("```yaml\n")[1:] if "allow_target_leak" in b)
+    spec = load_spec(parse_document(block.split("```")[0], json_file=False))
+    assert spec.allow_target_leak is False and spec.seeds == [0, 1]
