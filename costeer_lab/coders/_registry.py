@@ -54,8 +54,22 @@ def _import_path(name: str) -> Callable[..., AbstractCoder]:
         ) from exc
     if not callable(obj):
         raise UnknownNameError(f"coder {name!r} is not a class or factory: {obj!r:.80}")
+    if isinstance(obj, type) and not _is_coder(obj):  # refused before it is called
+        raise ConfigurationError(f"coder {name!r} is not a coder class: {_NOT_A_CODER}")
     factory: Callable[..., AbstractCoder] = obj
     return factory
+
+
+#: What a coder must have (the experiment loop calls ``implement_with_info``).
+_NOT_A_CODER = (
+    "a coder has implement(task, queried_knowledge, last_feedback) and implement_with_info(...) "
+    "methods; subclass costeer_lab.coders.AbstractCoder"
+)
+
+
+def _is_coder(obj: Any) -> bool:
+    """Whether ``obj`` (a class or an instance) has the coder methods the loop calls."""
+    return all(callable(getattr(obj, m, None)) for m in ("implement", "implement_with_info"))
 
 
 def get_coder(name: str, **kwargs: Any) -> AbstractCoder:
@@ -65,7 +79,8 @@ def get_coder(name: str, **kwargs: Any) -> AbstractCoder:
     Raises:
         UnknownNameError: an unknown name (the message lists the known ones) or an import path
             that does not import.
-        ConfigurationError: arguments the coder does not accept.
+        ConfigurationError: arguments the coder does not accept, or a name that does not make
+            a coder (``"builtins:dict"``).
 
     Example:
         >>> get_coder("reuse", seed=3).to_config()
@@ -82,9 +97,14 @@ def get_coder(name: str, **kwargs: Any) -> AbstractCoder:
             "(or name one by import path, 'package.module:Class')"
         )
     try:
-        return factory(**kwargs)
+        coder = factory(**kwargs)
     except TypeError as exc:
         raise ConfigurationError(f"bad arguments for coder {name!r}: {exc}") from exc
+    if not _is_coder(coder):
+        raise ConfigurationError(
+            f"coder {name!r} is not a coder: it made a {type(coder).__name__}; {_NOT_A_CODER}"
+        )
+    return coder
 
 
 def coder_from_config(config: Mapping[str, Any]) -> AbstractCoder:

@@ -1,6 +1,7 @@
 """Validate an experiment before anything is written: the output folder, the suite, the task
-selection, the coder (and its model endpoint), the embedder, the RAG options and the suite's
-inputs.
+selection (and seed knowledge that would hold a target, :mod:`._leak`), the suite's own check
+of its targets (an Alpha158 panel too short for a window), the coder (a coder class, its model
+endpoint and key), the embedder, the RAG options and the suite's inputs.
 
 :func:`run_experiment` calls :func:`preflight` first, so a mistyped name ends in one
 :class:`~costeer_lab.errors.ConfigurationError` naming the spec field, the output folder is left
@@ -28,6 +29,7 @@ from costeer_lab.errors import (
     EndpointError,
     GroundTruthError,
 )
+from costeer_lab.experiment._leak import check_target_leak, same_suite
 from costeer_lab.experiment._settings_record import check_settings_resume
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 from costeer_lab.experiment._start_from import check_start_from
@@ -108,6 +110,17 @@ def spec_differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix or "(top)"]
 
 
+def _with_defaults(data: Any) -> Any:
+    """``data`` with each top-level field it omits set to its default, so a field added to
+    the spec later (or ``stages``, left out of ``spec.json`` when empty) compares equal."""
+    if not isinstance(data, dict):
+        return data
+    defaults = ExperimentSpec.model_validate(
+        {"name": "x", "suite": "x", "arms": [{"name": "a"}]}
+    ).model_dump(mode="json")
+    return {**{k: v for k, v in defaults.items() if k not in ("name", "suite", "arms")}, **data}
+
+
 def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
     """Refuse an output folder that is a file, sits under a file, or holds another spec.
 
@@ -135,7 +148,7 @@ def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
         raise ConfigurationError(
             f"{str(old_spec)!r} is unreadable ({exc}); use another --out or --fresh"
         ) from None
-    diff = spec_differences(previous, spec.to_dict())
+    diff = spec_differences(*(_with_defaults(d) for d in (previous, spec.to_dict())))
     if diff:
         shown = ", ".join(diff[:8]) + (" …" if len(diff) > 8 else "")
         raise ConfigurationError(
@@ -152,20 +165,33 @@ def _selected(suite: SuiteLike, sel: TaskSelection) -> list[str]:
     return ids[: sel.limit] if sel.limit is not None else ids
 
 
+def _seed_split(source: SuiteLike, spec: ExperimentSpec) -> list[str]:
+    """The ids of ``seed_knowledge.split`` (first ``limit``) in ``source``."""
+    sk = spec.seed_knowledge
+    if sk.split is None:
+        return []
+    ids = source.split(sk.split)
+    return ids[: sk.limit] if sk.limit is not None else ids
+
+
 def select_tasks(
     suite: SuiteLike, spec: ExperimentSpec, seed_suite: SuiteLike | None = None
 ) -> tuple[list[Task], list[Task]]:
-    """``(targets, seed_tasks)`` for a spec; a task is never both (the targets of every stage
-    of a staged spec are left out of the seed knowledge). Seed tasks come from ``seed_suite``
-    when given (``spec.seed_knowledge.suite``), else from ``suite``."""
+    """``(targets, seed_tasks)`` for a spec. A task is never both (the targets of every stage
+    are left out of the seed knowledge) unless the spec sets ``allow_target_leak`` and the seed
+    knowledge comes from the same suite; :func:`preflight` refuses such an overlap without the
+    flag. Seed tasks come from ``seed_suite`` when given (``spec.seed_knowledge.suite``), else
+    from ``suite``."""
     ids = _selected(suite, spec.tasks)
     every = set(ids).union(*(_selected(suite, st.tasks) for st in spec.stages))
     source = suite if seed_suite is None else seed_suite
+    sk = spec.seed_knowledge
     seed_ids: list[str] = []
-    if spec.seed_knowledge.split is not None:
-        seed_ids = [i for i in source.split(spec.seed_knowledge.split) if i not in every]
-        if spec.seed_knowledge.limit is not None:
-            seed_ids = seed_ids[: spec.seed_knowledge.limit]
+    if spec.allow_target_leak and same_suite(spec):
+        seed_ids = _seed_split(source, spec)
+    elif sk.split is not None:
+        seed_ids = [i for i in source.split(sk.split) if i not in every]
+        seed_ids = seed_ids[: sk.limit] if sk.limit is not None else seed_ids
     return [suite.task(i) for i in ids], [source.task(i) for i in seed_ids]
 
 
@@ -218,7 +244,20 @@ def _select(
         raise ConfigurationError(
             f"tasks: spec {spec.name!r} selects no tasks from suite {spec.suite!r}"
         )
+    every = {t.id for t in targets}.union(*(_selected(suite, st.tasks) for st in spec.stages))
+    check_target_leak(spec, _seed_split(seed_suite or suite, spec), every)
     return targets, seed_tasks
+
+
+def _check_targets(suite: SuiteLike, ids: list[str]) -> None:
+    """The suite's own check of its targets under its options (``Suite.check_targets``)."""
+    check = getattr(suite, "check_targets", None)
+    if not callable(check):
+        return
+    try:
+        check(list(dict.fromkeys(ids)))
+    except CosteerLabError as exc:
+        raise ConfigurationError(f"suite_options: {exc}") from None
 
 
 def _check_coder_model(config: Mapping[str, Any], coder: Any) -> None:
@@ -369,6 +408,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     )
     targets, seed_tasks = _select(suite, spec, seed_suite)
     stages = _stages(suite, spec, targets)
+    _check_targets(suite, [t.id for _, chosen in stages for t in chosen])
     _check_components(spec, out_dir)
     _check_reference(suite, targets)
     return Preflight(suite, targets, seed_tasks, seed_suite, stages)

@@ -6,21 +6,33 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from costeer_lab.errors import ConfigurationError, did_you_mean
+from costeer_lab.errors import ConfigurationError, InvalidInputError, did_you_mean
 
 __all__ = ["ArmSpec", "ExperimentSpec", "StageSpec", "load_spec"]
+
+#: Whole numbers and booleans are taken as written: no text (``'2'``, ``'yes'``), no decimal
+#: number (``1e23``, ``2.0``) and no boolean as a number (``true`` is not 1).
+StrictInt = Annotated[int, Strict()]
+StrictBool = Annotated[bool, Strict()]
+#: Largest seed: experiment seeds feed ``numpy.random.default_rng`` and friends (0..2**32-1).
+MAX_SEED = 2**32 - 1
+#: Largest ``limit`` of a task selection (no suite holds more tasks).
+MAX_LIMIT = 1_000_000
+#: A task limit: ``1 <= limit <= MAX_LIMIT``.
+Limit = Annotated[int, Strict(), Field(ge=1, le=MAX_LIMIT)]
 
 
 class _Strict(BaseModel):
@@ -34,7 +46,18 @@ class TaskSelection(_Strict):
     split: str | None = "test"
     ids: list[str] | None = None
     match: str | None = None
-    limit: int | None = Field(default=None, ge=1)
+    limit: Limit | None = None
+
+    @field_validator("ids")
+    @classmethod
+    def _some_ids(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v:
+            raise ValueError("an empty list selects nothing; omit ids or list at least one")
+        if v is not None:
+            twice = sorted({i for i in v if v.count(i) > 1})
+            if twice:
+                raise ValueError(f"task id(s) listed twice: {twice[:5]}")
+        return v
 
     @field_validator("match")
     @classmethod
@@ -55,7 +78,7 @@ class SeedKnowledge(_Strict):
     """
 
     split: str | None = "train"
-    limit: int | None = Field(default=None, ge=1)
+    limit: Limit | None = None
     suite: str | None = None
     suite_options: dict[str, Any] = Field(default_factory=dict)
 
@@ -87,7 +110,7 @@ class ArmSpec(_Strict):
     _name_is_path_safe = field_validator("name")(_path_safe_name)
     rag: Literal["none", "v1", "v2", "memory"] = "none"
     rag_options: dict[str, Any] = Field(default_factory=dict)
-    seed_knowledge: bool = True
+    seed_knowledge: StrictBool = True
 
     @model_validator(mode="after")
     def _options_honoured(self) -> ArmSpec:
@@ -143,13 +166,32 @@ class StageSpec(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     _name_is_path_safe = field_validator("name")(_path_safe_name)
     tasks: TaskSelection = Field(default_factory=TaskSelection)
-    carry_knowledge: bool = True
+    carry_knowledge: StrictBool = True
 
 
 class Parallelism(_Strict):
+    """Where coders and evaluations run. ``dask`` connects to ``dask_address`` (a scheduler,
+    ``tcp://host:8786``) or, without one, starts a local cluster of ``workers`` processes."""
+
     executor: Literal["process", "thread", "serial", "dask"] = "process"
-    workers: int | None = Field(default=None, ge=1)
+    workers: StrictInt | None = Field(default=None, ge=1, le=4096)
     dask_address: str | None = None
+
+    @field_validator("dask_address")
+    @classmethod
+    def _address_needs_dask(cls, v: str | None, info: ValidationInfo) -> str | None:
+        executor = info.data.get("executor")
+        if v is not None and executor is not None and executor != "dask":
+            raise ValueError(
+                f"only executor 'dask' uses an address, not {executor!r}; remove dask_address "
+                "or set executor: dask"
+            )
+        if v is not None and not v.strip():
+            raise ValueError(
+                "empty; omit it to start a local Dask cluster, or give the scheduler's address "
+                "(tcp://host:8786)"
+            )
+        return v
 
 
 class ExperimentSpec(_Strict):
@@ -176,16 +218,22 @@ class ExperimentSpec(_Strict):
     coder: dict[str, Any] = Field(default_factory=lambda: {"name": "reuse"})
     embedder: str = "hashing"
     arms: list[ArmSpec] = Field(min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
-    max_loop: int = Field(default=5, ge=1, le=1000)
-    max_trials: int | None = Field(default=None, ge=1)
+    seeds: list[Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]] = Field(
+        default_factory=lambda: [0], min_length=1
+    )
+    max_loop: StrictInt = Field(default=5, ge=1, le=1000)
+    max_trials: StrictInt | None = Field(default=None, ge=1, le=1_000_000)
     parallelism: Parallelism = Field(default_factory=Parallelism)
     #: Stages run in order (empty: one stage with ``tasks``); see :class:`StageSpec`.
     stages: list[StageSpec] = Field(default_factory=list)
     #: Directory of an earlier run: each (arm, seed) starts from its ``kb/<arm>-seed<s>.db``.
     start_from: str | None = None
     #: Shuffle each seed's task order with that seed (coders see tasks in a seeded order).
-    shuffle_tasks: bool = False
+    shuffle_tasks: StrictBool = False
+    #: Let the seed knowledge hold target tasks (same suite, same ids), e.g. an oracle arm.
+    #: Off: such an overlap is refused before the run; on: the run records it in ``spec.json``
+    #: and its report carries a warning.
+    allow_target_leak: StrictBool = False
 
     @field_validator("coder")
     @classmethod
@@ -212,13 +260,22 @@ class ExperimentSpec(_Strict):
     @field_validator("stages")
     @classmethod
     def _unique_stages(cls, v: list[StageSpec]) -> list[StageSpec]:
+        if not v:
+            raise ValueError(
+                "an empty list runs nothing; omit stages (one stage with 'tasks') or give at "
+                "least one"
+            )
         names = [st.name for st in v]
         if len(set(names)) != len(names):
             raise ValueError(f"stage names must be unique, got {names}")
         return v
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as JSON data that :func:`load_spec` reads back (``stages`` left out when
+        there are none: an explicit empty list is refused)."""
         data: dict[str, Any] = json.loads(self.model_dump_json())
+        if not data["stages"]:
+            del data["stages"]
         return data
 
     def _repr_html_(self) -> str:
@@ -261,14 +318,46 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model if isinstance(model, type) else None
 
 
+def _given(value: Any) -> str:
+    """What a value of the wrong type is, in the words of a YAML/JSON writer."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if isinstance(value, float):
+        return f"the decimal number {value!r}"
+    if isinstance(value, int):
+        return f"the whole number {value}"
+    return f"a {'list' if isinstance(value, list) else type(value).__name__}"
+
+
+#: Error types of a value of the wrong type (strict types: no coercion).
+_TYPE_ERRORS = {"int_type", "bool_type", "string_type", "list_type", "dict_type", "model_type"}
+
+
 def _describe(err: Any) -> str:
     loc = tuple(err["loc"])
     where = ".".join(str(p) for p in loc) or "(top)"
     msg = str(err["msg"]).removeprefix("Value error, ")
-    if err.get("type") == "extra_forbidden" and loc:
+    kind = err.get("type")
+    if kind == "extra_forbidden" and loc:
         model = _model_at(loc)
         if model is not None:
             msg = f"unknown field; {did_you_mean(str(loc[-1]), list(model.model_fields))}"
+    elif kind == "model_type" and (model := _model_at((*loc, "_"))) is not None:
+        fields = ", ".join(model.model_fields)
+        msg = f"expected a mapping with fields {fields}, got {_given(err.get('input'))}"
+        if loc == ("seed_knowledge",):
+            msg += " (none: {split: null}; an arm without it: seed_knowledge: false)"
+    elif kind in _TYPE_ERRORS and "input" in err:
+        value = err["input"]
+        msg = f"{msg}, got {_given(value)}"
+        if kind == "bool_type":
+            msg += " (write true or false, without quotes)"
+        elif kind == "int_type" and isinstance(value, str) and value.strip().isdigit():
+            msg += " (write the number without quotes)"
+    elif loc[:1] == ("seeds",) and kind in ("less_than_equal", "greater_than_equal"):
+        msg += f" (seeds are numpy seeds: whole numbers from 0 to {MAX_SEED})"
     return f"{where}: {msg}"
 
 
@@ -285,14 +374,16 @@ def load_spec(source: str | Path | Mapping[str, Any] | ExperimentSpec) -> Experi
         path = Path(source)
         if not path.is_file():
             raise ConfigurationError(f"experiment spec file not found: {path}")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            from costeer_lab.suites._taskfile import parse_error_text
+        from costeer_lab.suites._document import parse_document, read_utf8
 
-            raise ConfigurationError(
-                f"cannot parse spec {path}: {parse_error_text(exc)}"
-            ) from None
+        try:
+            text = read_utf8(path, "spec")
+        except InvalidInputError as exc:
+            raise ConfigurationError(str(exc)) from None
+        try:
+            data = parse_document(text, json_file=path.suffix.lower() == ".json")
+        except InvalidInputError as exc:
+            raise ConfigurationError(f"cannot parse spec {path}: {exc}") from None
         where = str(path)
     else:
         data, where = dict(source), "spec"

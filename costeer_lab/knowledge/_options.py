@@ -63,7 +63,7 @@ def validate_rag_options(
     fields = get_settings().rag.model_dump()
     fields.update(options)
     try:
-        return RAGSettings.model_validate(fields)
+        return RAGSettings.model_validate(fields, strict=True)  # '2' or 2.0 is no count
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"

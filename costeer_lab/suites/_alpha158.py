@@ -24,6 +24,7 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator, Runner
 from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._alpha158_code import ground_truth_code
+from costeer_lab.suites._alpha158_days import first_value_day
 from costeer_lab.suites._alpha158_defs import (
     FAMILIES,
     FEATURES,
@@ -31,6 +32,7 @@ from costeer_lab.suites._alpha158_defs import (
     FeatureSpec,
     describe,
 )
+from costeer_lab.suites._options import whole_number
 from costeer_lab.suites._panel import ensure_panel
 from costeer_lab.suites._suite import Suite
 
@@ -141,7 +143,9 @@ def alpha158_suite(
             ``train``; their windows 5 and 20 go to ``test``.
 
     Raises:
-        InvalidInputError: an unknown family in ``holdout_families``.
+        InvalidInputError: an unknown family in ``holdout_families``, or an option that is not
+            a whole number in its range. Targets the panel is too short for (every value
+            missing) are refused by :meth:`Suite.check_targets`.
 
     Example:
         >>> suite = alpha158_suite(5, 80, cache_dir=__import__("tempfile").mkdtemp())
@@ -153,6 +157,9 @@ def alpha158_suite(
 
         cache_dir = get_settings().cache_dir
     held = _families(holdout_families)
+    whole_number("alpha158", "n_instruments", n_instruments, minimum=1)
+    whole_number("alpha158", "n_days", n_days, minimum=2)
+    whole_number("alpha158", "seed", seed, minimum=0, maximum=2**32 - 1)
     panel = ensure_panel(cache_dir, n_instruments, n_days, seed)
     specs = {f"alpha158/{s.name}": s for s in FEATURES}
     tasks = [make_task(s) for s in FEATURES]
@@ -171,6 +178,16 @@ def alpha158_suite(
             kwargs.setdefault("runner", evaluator_runner)
         return FactorEvaluator(**kwargs)
 
+    def check_targets(task_ids: Sequence[str]) -> None:
+        need = {tid: first_value_day(specs[tid].formula) for tid in task_ids if tid in specs}
+        if need and max(need.values()) > n_days:
+            worst = max(need, key=lambda tid: need[tid])
+            raise InvalidInputError(
+                f"alpha158 option n_days: {n_days} days leave every value of {worst!r} "
+                f"({specs[worst].formula}) missing; the selected tasks need n_days >= "
+                f"{need[worst]}"
+            )
+
     return Suite(
         "alpha158",
         tasks,
@@ -179,4 +196,5 @@ def alpha158_suite(
         inputs=inputs,
         splits={"train": train, "test": test},
         instructions=CONTRACT.format(name="<feature name>"),
+        check_targets=check_targets,
     )

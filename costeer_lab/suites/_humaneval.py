@@ -21,6 +21,7 @@ from typing import Any
 
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.records import Task, Workspace
+from costeer_lab.suites._options import whole_number
 from costeer_lab.suites._suite import Suite
 
 __all__ = ["CONTRACT", "humaneval_data_path", "humaneval_suite", "read_problems"]
@@ -99,11 +100,16 @@ def problem_to_task(problem: dict[str, Any]) -> tuple[Task, Workspace]:
 def humaneval_suite(limit: int | None = None) -> Suite:
     """Build the suite (``limit`` keeps only the first problems, for quick runs).
 
+    Raises:
+        InvalidInputError: ``limit`` is not a whole number >= 1.
+
     Example:
         >>> s = humaneval_suite(limit=2)
         >>> [t.id for t in s.tasks], "check" in s.ground_truth("humaneval/0").files["tests.py"]
         (['humaneval/0', 'humaneval/1'], True)
     """
+    if limit is not None:
+        whole_number("humaneval", "limit", limit, minimum=1, hint=" (omit it for every problem)")
     problems = read_problems()[:limit]
     pairs = [problem_to_task(p) for p in problems]
     tasks = [t for t, _ in pairs]

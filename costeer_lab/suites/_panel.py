@@ -89,7 +89,7 @@ def _one_instrument(
         start = int(rng.integers(1, max(2, n - 5)))
         suspended[start : start + int(rng.integers(2, 6))] = True
     frame.loc[suspended, list(PANEL_COLUMNS)] = np.nan
-    if rng.random() < 0.1 and n > 60:  # listed late
+    if rng.random() < 0.1 and n // 3 > 20:  # listed late (n of 61 or 62 left no range)
         frame = frame.iloc[int(rng.integers(20, n // 3)) :]
     return frame
 

@@ -29,6 +29,8 @@ class Suite:
         inputs: data files every candidate gets in its working directory (name → path).
         splits: split name → task ids (``"train"``, ``"test"``).
         instructions: the candidate contract (what ``main.py`` reads and writes).
+        check_targets: raises :class:`InvalidInputError` when the suite, as configured, cannot
+            evaluate some of these task ids (see :meth:`check_targets`).
 
     Example:
         >>> from costeer_lab.evaluate import PythonFunctionEvaluator
@@ -50,6 +52,7 @@ class Suite:
         inputs: Mapping[str, str | Path] | None = None,
         splits: Mapping[str, Sequence[str]] | None = None,
         instructions: str = "",
+        check_targets: Callable[[Sequence[str]], None] | None = None,
     ) -> None:
         self.name = name
         self.tasks: list[Task] = list(tasks)
@@ -70,6 +73,7 @@ class Suite:
                     f"suite {name!r}: split {split!r} names unknown task ids {unknown[:5]}"
                 )
         self.instructions = instructions
+        self._check_targets = check_targets
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -127,6 +131,16 @@ class Suite:
         if critic if critic is not None else get_settings().evaluator.critic_enabled:
             out.append(LLMCodeCritic())
         return out
+
+    def check_targets(self, task_ids: Sequence[str]) -> None:
+        """Refuse targets this suite, as configured, cannot evaluate (e.g. an Alpha158 panel
+        with too few days for a task's window: every value would be missing).
+
+        Raises:
+            InvalidInputError: naming the task, the option and the value it needs.
+        """
+        if self._check_targets is not None:
+            self._check_targets(task_ids)
 
     @property
     def split_names(self) -> list[str]:

@@ -31,12 +31,12 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator
 from costeer_lab.records import Task, Workspace
+from costeer_lab.suites._document import parse_document, read_utf8
 from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
 
@@ -250,13 +250,11 @@ def load_task_file(path: str | Path, **options: Any) -> Suite:
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"task file {str(p)!r} does not exist")
-    text = p.read_text(encoding="utf-8")
+    text = read_utf8(p, "task file")
     try:
-        doc = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InvalidInputError(
-            f"task file {str(p)!r} is not valid JSON/YAML: {parse_error_text(exc)}"
-        ) from None
+        doc = parse_document(text, json_file=p.suffix.lower() == ".json")
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"task file {str(p)!r} is not valid JSON/YAML: {exc}") from None
     from costeer_lab.suites._rdagent import is_rdagent_document, rdagent_suite
 
     if is_rdagent_document(doc):

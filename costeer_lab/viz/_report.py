@@ -57,6 +57,7 @@ from costeer_lab.viz._knowledge_usage import plot_knowledge_usage
 from costeer_lab.viz._outcomes import floor_ceiling_html, task_outcome_table
 from costeer_lab.viz._provenance import provenance_html, report_provenance
 from costeer_lab.viz._report_layout import contents, section
+from costeer_lab.viz._spec_warnings import spec_warnings
 from costeer_lab.viz._success_curve import plot_success_curve
 
 __all__ = ["REPORT_SECTIONS", "build_report"]
@@ -399,7 +400,7 @@ def build_report(
         )
         body += section(REPORT_SECTIONS[-1], extra)
         headings.append(REPORT_SECTIONS[-1])
-    warnings = floor_ceiling_html(r)
+    warnings = spec_warnings(spec) + floor_ceiling_html(r)
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="generator" content="{REPORT_GENERATOR}">'

@@ -47,6 +47,7 @@ FULL: dict[str, Any] = {
     ],
     "start_from": "runs/earlier",
     "shuffle_tasks": True,
+    "allow_target_leak": True,
 }
 
 

@@ -41,7 +41,7 @@ def _spec(cache_dir: Path, **over: Any) -> dict[str, Any]:
         "parallelism": {"executor": "thread", "workers": 2},
     }
     spec.update(over)
-    return spec
+    return {k: v for k, v in spec.items() if v is not None}  # None: leave the field out
 
 
 def test_stages_carry_knowledge_and_start_from_reuses_a_run(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_stages_carry_knowledge_and_start_from_reuses_a_run(tmp_path: Path) -> N
     # a new experiment starting from the first one's transfer-stage stores
     # (a staged run keeps its stores per stage, so its directory has no kb/<arm>-seed<s>.db)
     again = _spec(
-        tmp_path / "cache", stages=[], tasks={"ids": ["alpha158/STD60"]}, start_from=str(out)
+        tmp_path / "cache", stages=None, tasks={"ids": ["alpha158/STD60"]}, start_from=str(out)
     )
     # refused in preflight, naming the missing store and the stage folders: nothing written
     with pytest.raises(ConfigurationError, match=r"no knowledge base kb/rag_v2-seed0\.db") as e:
