@@ -28,6 +28,9 @@ from costeer_lab.errors import (
     EndpointError,
     GroundTruthError,
 )
+from costeer_lab.experiment._fresh import check_fresh_out
+from costeer_lab.experiment._names import check_path_names
+from costeer_lab.experiment._reference_check import check_references
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 
 if TYPE_CHECKING:
@@ -130,7 +133,7 @@ def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
         previous = json.loads(old_spec.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigurationError(
-            f"{str(old_spec)!r} is unreadable ({exc}); use another --out or --fresh"
+            f"{str(old_spec)!r} is unreadable ({exc}); use another --out"
         ) from None
     diff = spec_differences(previous, spec.to_dict())
     if diff:
@@ -354,6 +357,9 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
         costeer_lab.errors.ConfigurationError: coder.name: unknown coder 'reuze'; ...
     """
     check_out_dir(out_dir, spec, resume=resume)
+    check_path_names(spec)
+    if not resume:
+        check_fresh_out(out_dir)  # --fresh deletes an earlier run, never a user's files
     suite = _load_suite(spec.suite, spec.suite_options)
     _check_input_files(suite)
     sk = spec.seed_knowledge
@@ -366,6 +372,9 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     stages = _stages(suite, spec, targets)
     _check_components(spec, out_dir)
     _check_reference(suite, targets)
+    check_references(  # python_function task files: every reference passes its own tests
+        suite, [t for _, ts in stages for t in ts], seed_suite=seed_suite, seed_tasks=seed_tasks
+    )
     return Preflight(suite, targets, seed_tasks, seed_suite, stages)
 
 

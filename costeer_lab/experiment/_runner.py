@@ -52,6 +52,8 @@ from costeer_lab.experiment._benchmark import (
     add_task_columns,
     coder_and_check_columns,
 )
+from costeer_lab.experiment._fresh import clear_previous_run
+from costeer_lab.experiment._names import store_path
 from costeer_lab.experiment._preflight import coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
@@ -391,10 +393,9 @@ def run_experiment(
     out_dir = Path(out)
     checked = preflight(spec, out_dir, resume=resume)  # validate before writing anything
     suite, seed_tasks = checked.suite, checked.seed_tasks
-    (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     if not resume:
-        for db in (out_dir / "kb").glob("**/*.db*"):
-            db.unlink()
+        clear_previous_run(out_dir)  # checked by preflight: only an earlier run's files
+    (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
     spec = spec.model_copy(update={"coder": coder_config(spec, out_dir)})
     infra: list[dict[str, Any]] = []
@@ -412,14 +413,15 @@ def run_experiment(
                 name = stage.name if spec.stages else ""
                 for arm in spec.arms:
                     for seed in spec.seeds:
-                        db_name = f"{arm.name}-seed{seed}.db"
-                        path = out_dir / "kb" / name / db_name
+                        path = store_path(out_dir, arm.name, seed, name)
                         path.parent.mkdir(parents=True, exist_ok=True)
                         if not path.exists():
                             if i > 0 and stage.carry_knowledge:
-                                copy_store(out_dir / "kb" / stages[i - 1][0].name / db_name, path)
+                                before = stages[i - 1][0].name
+                                copy_store(store_path(out_dir, arm.name, seed, before), path)
                             elif i == 0 and spec.start_from is not None:
-                                copy_store(Path(spec.start_from) / "kb" / db_name, path)
+                                start = Path(spec.start_from)
+                                copy_store(store_path(start, arm.name, seed), path)
                         rows += run_arm(
                             served,
                             arm,

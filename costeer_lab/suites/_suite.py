@@ -29,6 +29,8 @@ class Suite:
         inputs: data files every candidate gets in its working directory (name → path).
         splits: split name → task ids (``"train"``, ``"test"``).
         instructions: the candidate contract (what ``main.py`` reads and writes).
+        verify_references: the experiment preflight runs each selected task's reference against
+            its own tests before a run (user task files, whose references are untested).
 
     Example:
         >>> from costeer_lab.evaluate import PythonFunctionEvaluator
@@ -50,6 +52,7 @@ class Suite:
         inputs: Mapping[str, str | Path] | None = None,
         splits: Mapping[str, Sequence[str]] | None = None,
         instructions: str = "",
+        verify_references: bool = False,
     ) -> None:
         self.name = name
         self.tasks: list[Task] = list(tasks)
@@ -70,6 +73,7 @@ class Suite:
                     f"suite {name!r}: split {split!r} names unknown task ids {unknown[:5]}"
                 )
         self.instructions = instructions
+        self.verify_references = verify_references
 
     def __len__(self) -> int:
         return len(self.tasks)
