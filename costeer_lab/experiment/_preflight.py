@@ -314,7 +314,8 @@ def _reference_error(lines: list[str]) -> str:
 
 
 def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
-    """The first target's reference implementation must run on the suite's inputs."""
+    """Every target's reference implementation must run on the suite's inputs (the results
+    are cached by the evaluator, so the run's evaluations reuse them)."""
     if not getattr(suite, "inputs", None):
         return
     evaluator = suite.evaluator()
@@ -323,13 +324,15 @@ def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
     collect, propagate = _Collect(), logger.propagate
     logger.addHandler(collect)
     logger.propagate = False  # its output goes into the one error message below
+    task_id = targets[0].id
     try:
-        if callable(check):
-            check(suite.ground_truth(targets[0].id))
+        for task_id in dict.fromkeys(t.id for t in targets):
+            if callable(check):
+                check(suite.ground_truth(task_id))
     except GroundTruthError as exc:
         files = ", ".join(repr(str(p)) for p in suite.inputs.values())
         raise ConfigurationError(
-            f"task {targets[0].id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
+            f"task {task_id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
             f"inputs ({files}); an input file may lack a column the task uses"
         ) from None
     finally:
@@ -371,7 +374,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     targets, seed_tasks = _select(suite, spec, seed_suite)
     stages = _stages(suite, spec, targets)
     _check_components(spec, out_dir)
-    _check_reference(suite, targets)
+    _check_reference(suite, [t for _, ts in stages for t in ts])
     check_references(  # python_function task files: every reference passes its own tests
         suite, [t for _, ts in stages for t in ts], seed_suite=seed_suite, seed_tasks=seed_tasks
     )

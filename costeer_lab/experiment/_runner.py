@@ -378,6 +378,9 @@ def run_experiment(
     infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
     (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
 
+    ``resume=False`` (``--fresh``) replaces an earlier run in ``out``, and only a run: a folder
+    holding files a run did not write is refused (see :mod:`costeer_lab.experiment._fresh`).
+
     Example:
         >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
         ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},

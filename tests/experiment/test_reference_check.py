@@ -147,3 +147,43 @@ def test_only_selected_tasks_are_checked(tmp_path: Path) -> None:
     seeded = _spec(path, tasks={"ids": ["add"]}, seed_knowledge={"split": "all"})
     with pytest.raises(ConfigurationError, match="task 'sub'"):  # as seed knowledge it is
         run_experiment(seeded, tmp_path / "run2", progress=False)
+
+
+def test_every_selected_factor_reference_runs_on_the_inputs(tmp_path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from costeer_lab.experiment._preflight import preflight
+    from costeer_lab.experiment._spec import load_spec
+
+    idx = pd.MultiIndex.from_product(
+        [pd.date_range("2024-01-01", periods=10), ["A", "B"]], names=["datetime", "instrument"]
+    )
+    close = np.random.default_rng(0).random(len(idx)) + 1
+    pd.DataFrame({"close": close}, index=idx).to_parquet(tmp_path / "pv.parquet")
+    gt = (
+        "import pandas as pd\n"
+        "panel = pd.read_parquet('daily_pv.parquet')\n"
+        "x = panel['{col}']\n"
+        "(x / x.groupby(level='instrument').shift(1)).to_frame('{name}')"
+        ".to_parquet('result.parquet')\n"
+    )
+    doc = {
+        "kind": "factor",
+        "inputs": {"daily_pv.parquet": "pv.parquet"},
+        "tasks": [
+            {"id": "M1", "name": "M1", "description": "d", "ground_truth": gt.format(
+                col="close", name="M1")},
+            {"id": "V1", "name": "V1", "description": "d", "ground_truth": gt.format(
+                col="volume", name="V1")},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "factors.json"
+    path.write_text(json.dumps(doc))
+    spec = load_spec({**_spec(path), "arms": [{"name": "a"}]})
+    with pytest.raises(ConfigurationError) as info:  # the second target's reference fails
+        preflight(spec, tmp_path / "out", resume=True)
+    assert str(info.value).startswith("task 'V1': the reference implementation failed")
+    assert "KeyError: 'volume'" in str(info.value)
+    only_m1 = load_spec({**_spec(path, tasks={"ids": ["M1"]}), "arms": [{"name": "a"}]})
+    assert [t.id for t in preflight(only_m1, tmp_path / "out", resume=True).targets] == ["M1"]
