@@ -23,6 +23,12 @@ Format (``kind`` picks the evaluator)::
         entry_point: add                        # python_function: required
         prompt: "def add(a, b):\\n"               # optional, shown to coders
         tests: "def check(f): assert f(1, 2) == 3"  # hidden; canonical_solution: optional
+
+Beyond the types, the checks of :mod:`~costeer_lab.suites._taskfile_checks` run on load: unique
+names, ids and names on one line, file names inside the work directory, and for
+``python_function`` an identifier entry point defined by a reference that compiles, and tests
+that compile and define ``check(candidate)``. Running each reference against its tests is the
+experiment preflight's (:mod:`costeer_lab.experiment._reference_check`).
 """
 
 from __future__ import annotations
