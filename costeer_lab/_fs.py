@@ -13,14 +13,16 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_writer", "replace_durably"]
+__all__ = ["atomic_write_bytes", "atomic_writer", "path_component", "replace_durably"]
 
 
 @contextmanager
@@ -110,3 +112,41 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+#: Characters a name keeps as they are when it becomes one path component.
+_SAFE_COMPONENT = re.compile(r"[A-Za-z0-9_.-]+")
+#: Longest component :func:`path_component` returns (file systems allow 255 bytes; a suffix
+#: such as ``-seed0.db.tmp`` still fits).
+MAX_COMPONENT = 120
+
+
+def path_component(text: str) -> str:
+    """``text`` as one safe file or folder name: never ``''``, ``'.'`` or ``'..'``, never a
+    ``'/'``, a backslash or a NUL, at most :data:`MAX_COMPONENT` characters.
+
+    A name of letters, digits, ``_``, ``-`` and ``.`` (not only dots) is returned unchanged;
+    in any other every UTF-8 byte outside that set (``%`` included) becomes ``%XX``, so two
+    different names never share a component (a long one ends in a hash of the name instead).
+
+    Example:
+        >>> path_component("v2"), path_component("humaneval/0"), path_component("..")
+        ('v2', 'humaneval%2F0', '%2E%2E')
+        >>> path_component("")
+        '%'
+    """
+    if _SAFE_COMPONENT.fullmatch(text) and set(text) != {"."} and len(text) <= MAX_COMPONENT:
+        return text
+    if not text:
+        return "%"  # no escape is a lone '%'
+    out = []
+    for ch in text:
+        if _SAFE_COMPONENT.fullmatch(ch) and ch != ".":
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    escaped = "".join(out)
+    if len(escaped) > MAX_COMPONENT:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        escaped = f"{escaped[: MAX_COMPONENT - 18]}~{digest}"
+    return escaped

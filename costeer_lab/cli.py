@@ -266,7 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run an experiment spec (arms × seeds) and write results")
     p.add_argument("spec", type=Path, help="experiment spec (YAML or JSON)")
     p.add_argument("--out", type=_out_dir, required=True, help="output directory")
-    p.add_argument("--fresh", action="store_true", help="ignore a previous run in --out")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="replace an earlier run in --out (refused if it holds files a run did not write)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_run)
 

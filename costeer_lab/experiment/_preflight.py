@@ -29,7 +29,10 @@ from costeer_lab.errors import (
     EndpointError,
     GroundTruthError,
 )
+from costeer_lab.experiment._fresh import check_fresh_out
 from costeer_lab.experiment._leak import check_target_leak, same_suite
+from costeer_lab.experiment._names import check_path_names
+from costeer_lab.experiment._reference_check import check_references
 from costeer_lab.experiment._settings_record import check_settings_resume
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 from costeer_lab.experiment._start_from import check_start_from
@@ -146,7 +149,7 @@ def check_out_dir(out_dir: Path, spec: ExperimentSpec, *, resume: bool) -> None:
         previous = json.loads(old_spec.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigurationError(
-            f"{str(old_spec)!r} is unreadable ({exc}); use another --out or --fresh"
+            f"{str(old_spec)!r} is unreadable ({exc}); use another --out"
         ) from None
     diff = spec_differences(*(_with_defaults(d) for d in (previous, spec.to_dict())))
     if diff:
@@ -353,7 +356,8 @@ def _reference_error(lines: list[str]) -> str:
 
 
 def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
-    """The first target's reference implementation must run on the suite's inputs."""
+    """Every target's reference implementation must run on the suite's inputs (the results
+    are cached by the evaluator, so the run's evaluations reuse them)."""
     if not getattr(suite, "inputs", None):
         return
     evaluator = suite.evaluator()
@@ -362,13 +366,15 @@ def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
     collect, propagate = _Collect(), logger.propagate
     logger.addHandler(collect)
     logger.propagate = False  # its output goes into the one error message below
+    task_id = targets[0].id
     try:
-        if callable(check):
-            check(suite.ground_truth(targets[0].id))
+        for task_id in dict.fromkeys(t.id for t in targets):
+            if callable(check):
+                check(suite.ground_truth(task_id))
     except GroundTruthError as exc:
         files = ", ".join(repr(str(p)) for p in suite.inputs.values())
         raise ConfigurationError(
-            f"task {targets[0].id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
+            f"task {task_id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
             f"inputs ({files}); an input file may lack a column the task uses"
         ) from None
     finally:
@@ -398,6 +404,9 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     check_out_dir(out_dir, spec, resume=resume)
     check_settings_resume(out_dir, get_settings(), resume=resume)
     check_start_from(spec, out_dir, resume=resume)
+    check_path_names(spec)
+    if not resume:
+        check_fresh_out(out_dir)  # --fresh deletes an earlier run, never a user's files
     suite = _load_suite(spec.suite, spec.suite_options)
     _check_input_files(suite)
     sk = spec.seed_knowledge
@@ -410,7 +419,10 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     stages = _stages(suite, spec, targets)
     _check_targets(suite, [t.id for _, chosen in stages for t in chosen])
     _check_components(spec, out_dir)
-    _check_reference(suite, targets)
+    _check_reference(suite, [t for _, ts in stages for t in ts])
+    check_references(  # python_function task files: every reference passes its own tests
+        suite, [t for _, ts in stages for t in ts], seed_suite=seed_suite, seed_tasks=seed_tasks
+    )
     return Preflight(suite, targets, seed_tasks, seed_suite, stages)
 
 

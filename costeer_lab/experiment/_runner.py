@@ -56,7 +56,9 @@ from costeer_lab.experiment._benchmark import (
     add_task_columns,
     coder_and_check_columns,
 )
+from costeer_lab.experiment._fresh import clear_previous_run
 from costeer_lab.experiment._mainguard import check_main_guard
+from costeer_lab.experiment._names import store_path
 from costeer_lab.experiment._outlock import check_out_free, hold_out_lock
 from costeer_lab.experiment._preflight import Preflight, coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
@@ -379,35 +381,37 @@ def run_experiment(
 ) -> Path:
     """Run every (arm, seed) of ``spec`` and write results into ``out``; returns the results path.
 
-    An ``llm`` coder whose config names no ``store`` caches its responses in
-    ``<out>/llm_cache.db`` (``cache_mode: replay_only`` replays them with no network). Its
-    endpoint is probed before anything is written; an endpoint failure during the run is an
-    infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
-    (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
+        An ``llm`` coder whose config names no ``store`` caches its responses in
+        ``<out>/llm_cache.db`` (``cache_mode: replay_only`` replays them with no network). Its
+        endpoint is probed before anything is written; an endpoint failure during the run is an
+        infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
+        (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
 
-    One run per ``out``: a second run on the same folder while this one runs ends with a
-    :class:`~costeer_lab.errors.ConfigurationError` naming this one (``<out>/.lock``). The
-    run's worker processes die with it, even when it is killed.
+        One run per ``out``: a second run on the same folder while this one runs ends with a
+        :class:`~costeer_lab.errors.ConfigurationError` naming this one (``<out>/.lock``). The
+        run's worker processes die with it, even when it is killed.
 
-    In a script, call it under ``if __name__ == "__main__":``. The process pools start their
-    workers with ``spawn``, which re-imports the script's main module in each worker; without
-    the guard every worker would start the run again. An unguarded call from a script's top
-    level is refused (a ConfigurationError explaining the guard) before anything starts;
-    notebooks, ``python -c`` and functions called under the guard need nothing::
+        In a script, call it under ``if __name__ == "__main__":``. The process pools start their
+        workers with ``spawn``, which re-imports the script's main module in each worker; without
+        the guard every worker would start the run again. An unguarded call from a script's top
+        level is refused (a ConfigurationError explaining the guard) before anything starts;
+        notebooks, ``python -c`` and functions called under the guard need nothing::
 
-        from costeer_lab.experiment import run_experiment
+            from costeer_lab.experiment import run_experiment
 
-        if __name__ == "__main__":
-            run_experiment("spec.yaml", "runs/x")
+            if __name__ == "__main__":
+                run_experiment("spec.yaml", "runs/x")
+    from costeer_lab.experiment._names import store_path
+    from costeer_lab.experiment._preflight import Preflight, coder_config, preflight, select_tasks
 
-    Example:
-        >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
-        ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
-        ...         "arms": [{"name": "no_knowledge"}], "max_loop": 1,
-        ...         "parallelism": {"executor": "serial"}}
-        >>> import tempfile; path = run_experiment(spec, tempfile.mkdtemp(), progress=False)
-        >>> path.name
-        'results.parquet'
+        Example:
+            >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
+            ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
+            ...         "arms": [{"name": "no_knowledge"}], "max_loop": 1,
+            ...         "parallelism": {"executor": "serial"}}
+            >>> import tempfile; path = run_experiment(spec, tempfile.mkdtemp(), progress=False)
+            >>> path.name
+            'results.parquet'
     """
     from costeer_lab.evaluate import MultiEvaluator
 
@@ -433,10 +437,9 @@ def _run_checked(
     """The body of :func:`run_experiment` once the spec passed preflight and ``out_dir`` is
     locked: write the spec, run every (arm, seed) of every stage, save the results."""
     suite, seed_tasks = checked.suite, checked.seed_tasks
-    (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     if not resume:
-        for db in (out_dir / "kb").glob("**/*.db*"):
-            db.unlink()
+        clear_previous_run(out_dir)  # checked by preflight: only an earlier run's files
+    (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
     write_settings_record(out_dir, get_settings())  # compared on resume (_settings_record)
     spec = spec.model_copy(update={"coder": coder_config(spec, out_dir)})
@@ -454,14 +457,15 @@ def _run_checked(
                 name = stage.name if spec.stages else ""
                 for arm in spec.arms:
                     for seed in spec.seeds:
-                        db_name = f"{arm.name}-seed{seed}.db"
-                        path = out_dir / "kb" / name / db_name
+                        path = store_path(out_dir, arm.name, seed, name)
                         path.parent.mkdir(parents=True, exist_ok=True)
                         if not path.exists():
                             if i > 0 and stage.carry_knowledge:
-                                copy_store(out_dir / "kb" / stages[i - 1][0].name / db_name, path)
+                                before = stages[i - 1][0].name
+                                copy_store(store_path(out_dir, arm.name, seed, before), path)
                             elif i == 0 and spec.start_from is not None:
-                                copy_store(Path(spec.start_from) / "kb" / db_name, path)
+                                start = Path(spec.start_from)
+                                copy_store(store_path(start, arm.name, seed), path)
                         rows += run_arm(
                             served,
                             arm,

@@ -31,6 +31,8 @@ class Suite:
         instructions: the candidate contract (what ``main.py`` reads and writes).
         check_targets: raises :class:`InvalidInputError` when the suite, as configured, cannot
             evaluate some of these task ids (see :meth:`check_targets`).
+        verify_references: the experiment preflight runs each selected task's reference against
+            its own tests before a run (user task files, whose references are untested).
 
     Example:
         >>> from costeer_lab.evaluate import PythonFunctionEvaluator
@@ -53,6 +55,7 @@ class Suite:
         splits: Mapping[str, Sequence[str]] | None = None,
         instructions: str = "",
         check_targets: Callable[[Sequence[str]], None] | None = None,
+        verify_references: bool = False,
     ) -> None:
         self.name = name
         self.tasks: list[Task] = list(tasks)
@@ -74,6 +77,7 @@ class Suite:
                 )
         self.instructions = instructions
         self._check_targets = check_targets
+        self.verify_references = verify_references
 
     def __len__(self) -> int:
         return len(self.tasks)

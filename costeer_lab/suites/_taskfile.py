@@ -23,6 +23,12 @@ Format (``kind`` picks the evaluator)::
         entry_point: add                        # python_function: required
         prompt: "def add(a, b):\\n"               # optional, shown to coders
         tests: "def check(f): assert f(1, 2) == 3"  # hidden; canonical_solution: optional
+
+Beyond the types, the checks of :mod:`~costeer_lab.suites._taskfile_checks` run on load: unique
+names, ids and names on one line, file names inside the work directory, and for
+``python_function`` an identifier entry point defined by a reference that compiles, and tests
+that compile and define ``check(candidate)``. Running each reference against its tests is the
+experiment preflight's (:mod:`costeer_lab.experiment._reference_check`).
 """
 
 from __future__ import annotations
@@ -39,6 +45,14 @@ from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._document import parse_document, read_utf8
 from costeer_lab.suites._factor_contract import factor_contract
 from costeer_lab.suites._suite import Suite
+from costeer_lab.suites._taskfile_checks import (
+    check_entry_point,
+    check_file_name,
+    check_label,
+    check_reference,
+    check_tests,
+    check_unique_names,
+)
 
 __all__ = ["TaskFile", "load_task_file", "parse_error_text", "parse_task_document"]
 
@@ -89,11 +103,44 @@ class TaskFile(BaseModel):
                 raise ValueError(f"tasks[{i}].entry_point: required for kind 'python_function'")
             if t.ground_truth is not None and t.ground_truth_file is not None:
                 raise ValueError(f"tasks[{i}]: give ground_truth or ground_truth_file, not both")
+        check_unique_names([t.name for t in self.tasks])
+        self._check_fields()
         for split, members in self.splits.items():
             for j, tid in enumerate(members):
                 if tid not in ids:
                     raise ValueError(f"splits.{split}[{j}]: unknown task id {tid!r}")
         return self
+
+    def _check_fields(self) -> None:
+        """Labels on one line, file names inside the work directory, and for
+        ``python_function`` tasks an identifier entry point, tests defining ``check()`` and a
+        reference that compiles and defines the entry point (see ``_taskfile_checks``)."""
+        for name in self.inputs:
+            check_file_name(name, f"inputs.{name}")
+        check_file_name(self.output_file, "output_file")
+        for i, t in enumerate(self.tasks):
+            check_label(t.id, f"tasks[{i}].id")
+            check_label(t.name, f"tasks[{i}].name")
+            if t.output_file is not None:
+                check_file_name(t.output_file, f"tasks[{i}].output_file")
+            if self.kind != "python_function" or t.entry_point is None:
+                continue
+            check_entry_point(t.entry_point, f"tasks[{i}]", t.id)
+            if t.tests is not None:
+                check_tests(t.tests, f"tasks[{i}]", t.id)
+            parts = _reference_parts(t)
+            if parts:
+                check_reference(parts, t.entry_point, f"tasks[{i}]", t.id)
+
+
+def _reference_parts(entry: TaskEntry) -> list[tuple[str, str]]:
+    """The fields a ``python_function`` task's inline reference is made of (none when it has
+    no inline reference): ``ground_truth``, or ``prompt`` + ``canonical_solution``."""
+    if entry.ground_truth is not None:
+        return [("ground_truth", entry.ground_truth)]
+    if entry.canonical_solution is None:
+        return []
+    return [("prompt", entry.prompt or ""), ("canonical_solution", entry.canonical_solution)]
 
 
 def parse_error_text(exc: Exception) -> str:
@@ -212,6 +259,8 @@ def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
             inputs[name] = path
     tasks = [_task(e, spec) for e in spec.tasks]
     gts = {e.id: _ground_truth(e, spec.kind, base) for e in spec.tasks}
+    if spec.kind == "python_function":
+        _check_reference_files(spec, gts)
 
     def ground_truth(task_id: str) -> Workspace:
         gt = gts[task_id]
@@ -237,7 +286,25 @@ def suite_from_document(spec: TaskFile, base: Path, default_name: str) -> Suite:
         evaluator,
         inputs=inputs,
         splits=spec.splits,
+        verify_references=spec.kind == "python_function",
     )
+
+
+def _check_reference_files(spec: TaskFile, gts: dict[str, Workspace | None]) -> None:
+    """A ``ground_truth_file`` reference compiles and defines the entry point."""
+    for i, entry in enumerate(spec.tasks):
+        gt = gts[entry.id]
+        if entry.ground_truth_file is None or gt is None or entry.entry_point is None:
+            continue
+        try:
+            check_reference(
+                [("ground_truth_file", gt.files["main.py"])],
+                entry.entry_point,
+                f"tasks[{i}]",
+                entry.id,
+            )
+        except ValueError as exc:
+            raise InvalidInputError(f"{exc} ({entry.ground_truth_file!r})") from None
 
 
 def load_task_file(path: str | Path, **options: Any) -> Suite:

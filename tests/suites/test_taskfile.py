@@ -128,7 +128,10 @@ def test_unreadable_and_missing_files(tmp_path: Path) -> None:
         load_suite(missing_input)
 
 
-_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)
+# ids and names are shown on one line: control characters (Cc) are refused (test_taskfile_checks)
+_text = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=12
+)
 _task = st.fixed_dictionaries(
     {"id": _text, "name": _text, "description": _text},
     optional={"formulation": st.text(max_size=20), "category": st.text(max_size=8),
@@ -140,8 +143,12 @@ def _task_id(task: dict[str, Any]) -> str:
     return str(task["id"])
 
 
+def _task_name(task: dict[str, Any]) -> str:
+    return str(task["name"])
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_task, min_size=1, max_size=5, unique_by=_task_id))
+@given(st.lists(_task, min_size=1, max_size=5, unique_by=(_task_id, _task_name)))
 def test_valid_documents_round_trip_through_json(tasks: list[dict[str, Any]]) -> None:
     doc = {"tasks": tasks}
     parsed = parse_task_document(json.loads(json.dumps(doc)))
@@ -151,7 +158,7 @@ def test_valid_documents_round_trip_through_json(tasks: list[dict[str, Any]]) ->
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(_task, min_size=1, max_size=5, unique_by=_task_id),
+    st.lists(_task, min_size=1, max_size=5, unique_by=(_task_id, _task_name)),
     st.data(),
 )
 def test_a_missing_required_field_is_named(
