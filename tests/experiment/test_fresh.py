@@ -14,20 +14,9 @@ from costeer_lab.errors import ConfigurationError
 from costeer_lab.experiment import load_results, run_experiment
 from costeer_lab.experiment._fresh import check_fresh_out, foreign_entries
 from costeer_lab.testing import snapshot
+from costeer_lab.testing._bad_inputs_base import PY_TASKS
 
-TASKS = {
-    "kind": "python_function",
-    "tasks": [
-        {
-            "id": "add",
-            "name": "add",
-            "description": "Add two numbers.",
-            "entry_point": "add",
-            "canonical_solution": "def add(a, b):\n    return a + b\n",
-            "tests": "def check(f):\n    assert f(1, 2) == 3\n",
-        }
-    ],
-}
+TASKS = PY_TASKS  # one python_function task: add
 
 
 def _spec(tmp_path: Path, **changes: Any) -> dict[str, Any]:

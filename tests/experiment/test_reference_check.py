@@ -15,15 +15,9 @@ from costeer_lab.experiment import _reference_check as rc
 from costeer_lab.experiment import run_experiment
 from costeer_lab.settings import EvaluatorSettings, get_settings
 from costeer_lab.suites import load_suite
+from costeer_lab.testing._bad_inputs_base import PY_TASKS
 
-ADD = {
-    "id": "add",
-    "name": "add",
-    "description": "Add two numbers.",
-    "entry_point": "add",
-    "canonical_solution": "def add(a, b):\n    return a + b\n",
-    "tests": "def check(f):\n    assert f(1, 2) == 3\n",
-}
+ADD: dict[str, Any] = PY_TASKS["tasks"][0]  # the task "add"
 SUB = {
     **ADD,
     "id": "sub",
@@ -144,7 +138,9 @@ def test_only_selected_tasks_are_checked(tmp_path: Path) -> None:
     path = _file(tmp_path, ADD, wrong)
     spec = _spec(path, tasks={"ids": ["add"]})
     run_experiment(spec, tmp_path / "run", progress=False)  # the broken 'sub' is not selected
-    seeded = _spec(path, tasks={"ids": ["add"]}, seed_knowledge={"split": "all"})
+    seeded = _spec(  # seed split "all" holds the target 'add' too: allowed on purpose here
+        path, tasks={"ids": ["add"]}, seed_knowledge={"split": "all"}, allow_target_leak=True
+    )
     with pytest.raises(ConfigurationError, match="task 'sub'"):  # as seed knowledge it is
         run_experiment(seeded, tmp_path / "run2", progress=False)
 

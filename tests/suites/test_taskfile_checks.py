@@ -14,15 +14,9 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.suites import load_suite
 from costeer_lab.suites._taskfile import parse_task_document
 from costeer_lab.suites._taskfile_checks import check_reference, defined_names
+from costeer_lab.testing._bad_inputs_base import PY_TASKS
 
-ADD = {
-    "id": "add",
-    "name": "add",
-    "description": "Add two numbers.",
-    "entry_point": "add",
-    "canonical_solution": "def add(a, b):\n    return a + b\n",
-    "tests": "def check(f):\n    assert f(1, 2) == 3\n",
-}
+ADD: dict[str, Any] = PY_TASKS["tasks"][0]  # the task "add"
 
 
 def _py(**changes: Any) -> dict[str, Any]:
