@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import dis
 import functools
 import random
 import sys
@@ -162,9 +163,36 @@ def _compile(tests: str, prompt: str) -> _Compiled:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _loops_on_one_line(code: types.CodeType) -> bool:
+    """Whether ``code`` jumps backwards to an instruction of the same line (a one-line loop).
+
+    Example:
+        >>> _loops_on_one_line(compile("while True: pass", "<t>", "exec"))
+        True
+        >>> _loops_on_one_line(compile("while True:\\n    pass", "<t>", "exec"))
+        False
+    """
+    line_at: dict[int, int | None] = {}
+    jumps: list[tuple[int, int | None]] = []
+    for ins in dis.get_instructions(code):
+        line = ins.positions.lineno if ins.positions else None
+        line_at[ins.offset] = line
+        if "JUMP_BACKWARD" in ins.opname or ins.opname == "JUMP_ABSOLUTE":
+            jumps.append((int(ins.argval), line))
+    return any(line is not None and line_at.get(target) == line for target, line in jumps)
+
+
 @contextmanager
 def _deadline(seconds: float) -> Iterator[list[bool]]:
-    """Stop the test code (frames of the tests and the prompt) after ``seconds``."""
+    """Stop the test code (frames of the tests and the prompt) after ``seconds``.
+
+    Frames of code holding a loop on one line (``while True: pass``) are traced per opcode: such
+    a loop produces no further line events, so a line trace alone would never see the deadline
+    pass. Other frames keep the cheaper line trace (opcode tracing is ~6x slower on
+    pure-Python loops). A loop inside one C call (``sum(itertools.count())``) is out of reach
+    of any trace; the tests are trusted suite data.
+    """
     end, expired = time.monotonic() + seconds, [False]
     ours = {TESTS_FILENAME, PROMPT_FILENAME}
 
@@ -172,7 +200,12 @@ def _deadline(seconds: float) -> Iterator[list[bool]]:
         if time.monotonic() > end:
             expired[0] = True
             raise Control("deadline")
-        return trace if frame.f_code.co_filename in ours else None
+        if event == "call":  # a new frame: trace it only if it runs test code
+            if frame.f_code.co_filename not in ours:
+                return None
+            if _loops_on_one_line(frame.f_code):
+                frame.f_trace_opcodes = True
+        return trace
 
     previous = sys.gettrace()
     sys.settrace(trace)

@@ -183,3 +183,11 @@ def test_every_selected_factor_reference_runs_on_the_inputs(tmp_path: Path) -> N
     assert "KeyError: 'volume'" in str(info.value)
     only_m1 = load_spec({**_spec(path, tasks={"ids": ["M1"]}), "arms": [{"name": "a"}]})
     assert [t.id for t in preflight(only_m1, tmp_path / "out", resume=True).targets] == ["M1"]
+
+
+def test_tests_that_loop_on_one_line_are_stopped_at_the_time_limit(tmp_path: Path) -> None:
+    """A one-line loop gives a line trace no further events: the deadline must still fire."""
+    hanging = {**SUB, "tests": "def check(f):\n    while True: pass\n"}
+    assert _refused(tmp_path, hanging, pyfunc_timeout_s=1.0).startswith(
+        "task 'sub': the reference solution did not finish within 1 s"
+    )
