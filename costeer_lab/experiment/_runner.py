@@ -67,7 +67,7 @@ from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.settings import get_settings
-from costeer_lab.store import SQLiteStore
+from costeer_lab.store import SQLiteStore, read_only_uri
 
 if TYPE_CHECKING:
     from costeer_lab.evaluate import MultiEvaluator
@@ -106,7 +106,7 @@ def copy_store(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".tmp")
     tmp.unlink(missing_ok=True)
-    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    source = sqlite3.connect(read_only_uri(src), uri=True)  # writes nothing beside src
     target = sqlite3.connect(tmp)
     try:
         source.backup(target)

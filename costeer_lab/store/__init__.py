@@ -14,6 +14,7 @@ from costeer_lab.store._factory import get_store, register_store_scheme
 from costeer_lab.store._migrations import SCHEMA_VERSION
 from costeer_lab.store._postgres import PostgresStore
 from costeer_lab.store._sqlite import SQLiteStore
+from costeer_lab.store._sqlite_readonly import read_only_uri
 from costeer_lab.store._target import check_store_target
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
@@ -28,5 +29,6 @@ __all__ = [
     "check_store_target",
     "get_store",
     "open_existing_store",
+    "read_only_uri",
     "register_store_scheme",
 ]

@@ -21,6 +21,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from costeer_lab.store import read_only_uri
+
 __all__ = ["item_label", "knowledge_item_labels"]
 
 _HASHED = re.compile(r"^(?P<kind>[a-z_]+):(?P<hash>[0-9a-f]{64})$")
@@ -40,7 +42,7 @@ _QUERY = (
 def _read(db: Path, ids: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     try:
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        conn = sqlite3.connect(read_only_uri(db.resolve()), uri=True, timeout=1.0)
     except sqlite3.Error:
         return found
     try:

@@ -12,10 +12,13 @@ import pytest
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.experiment import load_results, run_experiment
 from costeer_lab.experiment._runner import copy_store
+from costeer_lab.store import read_only_uri
+from costeer_lab.testing import snapshot
+from costeer_lab.viz import report_experiment
 
 
 def _runs(db: Path) -> set[str]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = sqlite3.connect(read_only_uri(db), uri=True)
     try:
         rows = con.execute(
             "SELECT DISTINCT json_extract(data, '$.run_id') FROM records WHERE kind='kg_attempt'"
@@ -47,6 +50,13 @@ def _spec(cache_dir: Path, **over: Any) -> dict[str, Any]:
 def test_stages_carry_knowledge_and_start_from_reuses_a_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     results = load_results(run_experiment(_spec(tmp_path / "cache"), out, progress=False))
+    # every store was closed: no SQLite side files stay behind (carrying a stage over reads
+    # the earlier store without creating any), and a report writes only itself
+    assert sorted(p.name for p in out.rglob("*") if p.name.endswith(("-wal", "-shm"))) == []
+    before = snapshot(out)
+    report_experiment(out)
+    after = snapshot(out)
+    assert {k: v for k, v in after.items() if k != "report.html"} == before
     assert set(results["stage"]) == {"learn", "transfer"}
     by_stage = results.groupby("stage")["task_id"].unique()
     assert sorted(by_stage["learn"]) == ["alpha158/MA10", "alpha158/STD10"]
