@@ -55,8 +55,8 @@ def main() -> int:
             )
             failures += not ok
             shown = " ".join(case.argv) if case.argv else "(none)"
-            prefix = "".join(f"{k}={v} " for k, v in case.env)
-            command = f"`{_cell(prefix)}costeer-lab {_cell(shown)}`"
+            prefix = "".join(f"{_cell(f'{k}={v}')} " for k, v in case.env)
+            command = f"`{prefix}costeer-lab {_cell(shown)}`"
             rows.append(
                 f"| {len(rows) + 1} | {case.area} | {_cell(case.input)} | {command} "
                 f"| {_cell(message)} | {proc.returncode} | {'yes' if unchanged else 'NO'} "

@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from costeer_lab._fs import atomic_write_bytes
+from costeer_lab._provenance import run_provenance
 from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.settings import ENV_PREFIX, env_name
@@ -188,6 +189,8 @@ def check_settings_resume(out_dir: Path, settings: BaseModel, *, resume: bool) -
 
 
 def write_settings_record(out_dir: Path, settings: BaseModel) -> None:
-    """Write ``<out_dir>/settings.json`` atomically."""
-    text = json.dumps(settings_record(settings), indent=2, sort_keys=True)
+    """Write ``<out_dir>/settings.json`` atomically, with the ``run`` block: the code version and
+    commit, the machine, and when this run (or its latest resume) started."""
+    record = {**settings_record(settings), "run": run_provenance()}
+    text = json.dumps(record, indent=2, sort_keys=True)
     atomic_write_bytes(out_dir / SETTINGS_FILE, text.encode("utf-8"))

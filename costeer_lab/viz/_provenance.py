@@ -15,60 +15,17 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 import os
-import platform
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["git_commit", "provenance_html", "report_provenance"]
+from costeer_lab._provenance import git_commit, machine_summary
 
-_GIT_TIMEOUT_S = 5.0
-
-
-def _git(args: Sequence[str], cwd: Path) -> str | None:
-    """stdout of ``git <args>`` in ``cwd`` (``None`` on any failure: no git, no checkout)."""
-    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def git_commit(package_dir: str | os.PathLike[str] | None = None) -> str:
-    """The commit of the checkout holding the ``costeer_lab`` package (read without network).
-
-    ``"<sha> (uncommitted changes)"`` when tracked files differ from it; ``"not a git
-    checkout"`` when the package does not sit at the top of a git work tree (an installed
-    wheel, or a package inside some other repository).
-
-    Example:
-        >>> import tempfile
-        >>> git_commit(tempfile.mkdtemp())
-        'not a git checkout'
-    """
-    pkg = Path(package_dir) if package_dir else Path(__file__).resolve().parents[1]
-    top = pkg.parent
-    found = _git(["rev-parse", "--show-toplevel"], top)
-    if not found or Path(found).resolve() != top.resolve() or pkg.name != "costeer_lab":
-        return "not a git checkout"
-    sha = _git(["rev-parse", "HEAD"], top)
-    if not sha:
-        return "not a git checkout (no commit yet)"
-    dirty = _git(["status", "--porcelain", "--untracked-files=no"], top)
-    return f"{sha} (uncommitted changes)" if dirty else sha
+__all__ = ["git_commit", "provenance_html", "report_provenance"]  # git_commit: re-exported
 
 
 def _when(ts: float) -> str:
@@ -93,6 +50,20 @@ def _run_dates(run_dir: Path | None) -> str:
     if finished is not None:
         parts.append(f"results written {_when(finished)}")
     return "; ".join(parts) or f"not recorded (no spec.json or results in {run_dir.name!r})"
+
+
+def _run_record(run_dir: Path | None) -> list[tuple[str, str]]:
+    """The code and machine the run itself recorded (``settings.json``'s ``run`` block)."""
+    if run_dir is None:
+        return []
+    try:
+        block = json.loads((run_dir / "settings.json").read_text(encoding="utf-8")).get("run")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        block = None
+    if not isinstance(block, dict):
+        return [("run made with", "not recorded (a run made before runs recorded it)")]
+    code = f"costeer_lab {block.get('costeer_lab', '?')}, commit {block.get('code_commit', '?')}"
+    return [("run made with", code), ("run made on", str(block.get("machine", "not recorded")))]
 
 
 def _seeds(spec: Mapping[str, Any] | None, results: pd.DataFrame | None) -> str:
@@ -124,18 +95,15 @@ def report_provenance(
     from costeer_lab import __version__
 
     made = (now or dt.datetime.now()).astimezone().isoformat(timespec="seconds")
-    machine = (
-        f"{platform.node() or 'unknown host'}; {platform.system()} {platform.release()} "
-        f"({platform.machine()}); Python {platform.python_version()}; "
-        f"{os.cpu_count() or '?'} CPU(s)"
-    )
     name = spec.get("name") if spec else None
+    folder = Path(run_dir) if run_dir is not None else None
     return [
         ("costeer_lab", __version__),
         ("code commit", git_commit()),
-        ("run made", _run_dates(Path(run_dir) if run_dir is not None else None)),
+        ("run made", _run_dates(folder)),
+        *_run_record(folder),
         ("report made", made),
-        ("report made on", machine),
+        ("report made on", machine_summary()),
         ("spec", str(name) if name else "not given"),
         ("seeds", _seeds(spec, results)),
     ]

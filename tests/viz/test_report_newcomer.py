@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from costeer_lab import __version__
+from costeer_lab._provenance import machine_summary
 from costeer_lab.experiment import load_results, run_experiment
 from costeer_lab.testing import synthetic_results
 from costeer_lab.viz import REPORT_SECTIONS, build_report, report_experiment
@@ -76,6 +77,11 @@ def test_provenance_names_the_code_the_run_the_report_and_the_machine(run: Path)
     if head.returncode == 0:  # the tests run in a checkout: its commit is shown
         assert rows["code commit"].split()[0] == head.stdout.strip()
     assert "spec.json written" in rows["run made"] and "results written" in rows["run made"]
+    # the code and machine the run recorded itself (settings.json), not only the report's
+    recorded = json.loads((run / "settings.json").read_text(encoding="utf-8"))["run"]
+    assert recorded["code_commit"] == git_commit() and recorded["machine"] == machine_summary()
+    assert rows["run made with"] == f"costeer_lab {__version__}, commit {git_commit()}"
+    assert rows["run made on"] == machine_summary()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", rows["report made"])
     assert "Python " in rows["report made on"] and "CPU(s)" in rows["report made on"]
     assert rows["spec"] == "newcomer-demo" and rows["seeds"] == "0, 1"
