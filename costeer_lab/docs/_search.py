@@ -62,7 +62,7 @@ class SearchView:
         self.contents = contents
         self.metadata = metadata
         self.version = version
-        self.columns = Columns(metadata)
+        self.columns = Columns(metadata, contents)
         self.row_of = {cid: i for i, cid in enumerate(ids)}
 
     def __len__(self) -> int:
