@@ -10,7 +10,14 @@ the sections answering each query. For the ``hashing`` and ``minilm`` embedders 
 ``vector``, ``keyword`` and ``hybrid`` modes it reports recall@5 and MRR@10, and the ratios of
 hybrid over the best single mode (``hybrid_vs_best_*_ratio``; > 1: fusion helps). Labels whose
 section is missing from the installed READMEs are counted (``labels_missing``) and such
-queries dropped, so another package version cannot silently lower the scores.
+queries dropped, so another package version cannot silently lower the scores. Ranking quality
+is measured with ``min_score=0`` (nothing dropped).
+
+Relevance. For queries unrelated to the corpus (:data:`UNRELATED`) the highest score per mode
+(``unrelated_max_score_<mode>``) and ``unrelated_below_min_score_ratio`` = ``min_score`` / the
+highest hybrid score (> 1: every unrelated query falls below the default ``min_score`` and
+returns nothing); ``relevant_kept_by_min_score`` is the fraction of relevant top-5 hybrid hits
+scoring at least ``min_score``.
 
 Ingestion. Chunks/s and MB/s of the first ingestion of each corpus, and the time of a second,
 unchanged ingestion (``reingest_speedup_ratio`` = first / second).
@@ -65,6 +72,17 @@ PACKAGES = (
 #: ``--quick`` leaves out pydantic, whose README holds a long changelog (over half the chunks).
 QUICK_PACKAGES = tuple(p for p in PACKAGES if p != "pydantic")
 MODES = ("vector", "keyword", "hybrid")
+#: Queries about nothing in the corpus: their best hit must score below ``min_score``.
+UNRELATED = (
+    "bake a chocolate cake",
+    "zzzz qqqq",
+    "how do I train for a marathon",
+    "best pizza recipe with mozzarella",
+    "the history of the roman empire",
+    "repair a flat bicycle tyre",
+    "what is the capital of france",
+    "knitting a wool scarf",
+)
 TARGET_MS = 10.0
 
 
@@ -145,7 +163,10 @@ def run_quality(
         )
         results.add(case, "queries", len(usable), "queries")
         results.add(case, "labels_missing", missing, "labels")
-        scores = {mode: evaluate_retrieval(kb, usable, k=5, depth=10, mode=mode) for mode in MODES}
+        scores = {
+            mode: evaluate_retrieval(kb, usable, k=5, depth=10, mode=mode, min_score=0.0)
+            for mode in MODES
+        }
         for mode, s in scores.items():
             results.add(case, f"{mode}_recall@5", s.recall, "fraction")
             results.add(case, f"{mode}_mrr@10", s.mrr, "fraction")
@@ -155,7 +176,34 @@ def run_quality(
             case, "hybrid_vs_best_recall@5_ratio", scores["hybrid"].recall, best_recall
         )
         results.add_ratio(case, "hybrid_vs_best_mrr_ratio", scores["hybrid"].mrr, best_mrr)
+        _relevance(results, case, kb, usable)
         kb.close()
+
+
+def _relevance(results: Results, case: str, kb: DocumentKB, usable: list[LabelledQuery]) -> None:
+    """Scores of unrelated queries per mode against ``min_score``, and the relevant hits kept."""
+    top: dict[str, float] = {}
+    for mode in MODES:
+        top[mode] = max(
+            max((h["relevance_score"] for h in hits), default=0.0)
+            for hits in (
+                kb.retrieve(q, n_results=1, mode=mode, min_score=0.0)  # type: ignore[arg-type]
+                for q in UNRELATED
+            )
+        )
+        results.add(case, f"unrelated_max_score_{mode}", top[mode], "score")
+    results.add(case, "min_score", kb.min_score, "score")
+    results.add_ratio(case, "unrelated_below_min_score_ratio", kb.min_score, top["hybrid"])
+    kept = total = 0
+    for q in usable:
+        hits = kb.retrieve(q.query, n_results=5, mode="hybrid", min_score=0.0)
+        wanted = set(q.relevant)
+        for h in hits:
+            m = h["metadata"]
+            if (str(m.get("source")), str(m.get("section_title"))) in wanted:
+                total += 1
+                kept += h["relevance_score"] >= kb.min_score
+    results.add(case, "relevant_kept_by_min_score", kept / total if total else 0.0, "fraction")
 
 
 def _write_synthetic(root: Path, n: int, rng: np.random.Generator, vocab: int) -> None:

@@ -169,7 +169,12 @@ def _cmd_docs_query(args: argparse.Namespace) -> int:
         raise InvalidInputError(
             f"--where must be a JSON object, got {args.where!r}: {exc}"
         ) from None
-    with _docs_kb(args) as kb:
+    import warnings
+
+    from costeer_lab.docs import EmptyCollectionWarning
+
+    with _docs_kb(args) as kb, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EmptyCollectionWarning)
         hits = kb.retrieve(
             args.text,
             n_results=args.n,
@@ -177,12 +182,19 @@ def _cmd_docs_query(args: argparse.Namespace) -> int:
             version_filter=args.version,
             mode=args.mode,
             mmr=args.mmr,
+            min_score=args.min_score,
         )
+        floor = kb.min_score if args.min_score is None else args.min_score
+    empty = [w for w in caught if issubclass(w.category, EmptyCollectionWarning)]
+    for w in caught:  # other warnings are not ours to hide
+        if w not in empty:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.json:
         print(json.dumps(hits, indent=2))
         return 0
     if not hits:
-        print("no matching documents")
+        why = str(empty[0].message).split(";")[0] if empty else f"none scored {floor} or more"
+        print(f"no matching documents ({why})")
     for h in hits:
         meta = h["metadata"]
         snippet = " ".join(str(h["content"]).split())[:70]
@@ -223,6 +235,12 @@ def _add_docs_parser(sub: Any) -> None:
     p.add_argument("--where", default=None, help='metadata filter as JSON, e.g. {"source": "x"}')
     p.add_argument("--mode", choices=("vector", "keyword", "hybrid"), default=None)
     p.add_argument("--mmr", action="store_true", help="diversify results (MMR)")
+    p.add_argument(
+        "--min-score",
+        type=float,
+        default=None,
+        help="drop results scoring below this (default: settings docs.min_score)",
+    )
     common(p)
     p.set_defaults(func=_cmd_docs_query)
     p = docsub.add_parser("stats", help="counts of a document collection")

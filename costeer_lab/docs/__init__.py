@@ -8,7 +8,7 @@ Example:
     >>> _ = kb.add_text("# Install\\npip install costeer-lab", path="README.md")
     >>> hits = kb.retrieve("how to install", n_results=1)
     >>> print(format_knowledge_context(hits).splitlines()[1])
-    [1] README.md — Install (relevance 1.00)
+    [1] README.md — Install (relevance 0.58)
 """
 
 from costeer_lab.docs._agent import format_knowledge_context, last_user_message, retrieve_knowledge

@@ -3,8 +3,8 @@
 Example:
     >>> kb = DocumentKB("agent", db_path=":memory:")
     >>> _ = kb.add_text("# Retries\\nThe client retries twice.", path="guide.md")
-    >>> state = {"messages": [{"role": "user", "content": "how often does it retry?"}]}
-    >>> new = retrieve_knowledge(state, kb=kb, n_results=1)
+    >>> state = {"messages": [{"role": "user", "content": "how often does the client retry?"}]}
+    >>> new = retrieve_knowledge(state, kb=kb, n_results=1, min_score=0)
     >>> new["context"]["documents"][0]["metadata"]["section_title"], "context" in state
     ('Retries', False)
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from costeer_lab.docs._kb import DocumentKB
@@ -65,10 +66,13 @@ def retrieve_knowledge(
     query: str | None = None,
     *,
     kb: DocumentKB | None = None,
+    collection_name: str | None = None,
+    db_path: str | Path | None = None,
     n_results: int = 5,
     where: dict[str, Any] | None = None,
     version_filter: str | None = None,
     mode: str | None = None,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
     """A new state with the documents retrieved for ``query`` under
     ``state["context"]["documents"]``; ``state`` itself is never changed (the new state is a
@@ -77,12 +81,22 @@ def retrieve_knowledge(
     Args:
         state: a LangGraph-style state dict (``messages``, ``context``, …).
         query: what to retrieve; default: the last user message.
-        kb: the knowledge base (default ``DocumentKB()``: settings' collection and file).
-        n_results / where / version_filter / mode: passed to :meth:`DocumentKB.retrieve`.
+        kb: the knowledge base (default: ``DocumentKB(collection_name, db_path)``, opened and
+            closed here).
+        collection_name / db_path: the collection and store to open when ``kb`` is not given
+            (defaults: the settings' collection and file).
+        n_results / where / version_filter / mode / min_score: passed to
+            :meth:`DocumentKB.retrieve`.
 
     Raises:
-        InvalidInputError: ``state`` is not a mapping, or there is no query and no user message.
+        InvalidInputError: ``state`` is not a mapping, there is no query and no user message,
+            or ``kb`` is given together with ``collection_name`` / ``db_path``.
     """
+    if kb is not None and (collection_name is not None or db_path is not None):
+        raise InvalidInputError(
+            "retrieve_knowledge: pass either kb= or collection_name=/db_path= (to open one), "
+            "not both"
+        )
     if not isinstance(state, Mapping):
         raise InvalidInputError(f"state must be a mapping, got {type(state).__name__}")
     text = query if query is not None else last_user_message(state)
@@ -92,7 +106,7 @@ def retrieve_knowledge(
             "state['messages']"
         )
     own = kb is None
-    base = DocumentKB() if kb is None else kb
+    base = DocumentKB(collection_name, db_path) if kb is None else kb
     try:
         docs = base.retrieve(
             text,
@@ -100,6 +114,7 @@ def retrieve_knowledge(
             where=where,
             version_filter=version_filter,
             mode=mode,  # type: ignore[arg-type]
+            min_score=min_score,
         )
     finally:
         if own:

@@ -2,17 +2,24 @@
 columns of chunk metadata into a boolean mask (so filtering happens before ranking).
 
 Grammar: ``{field: value}`` (equality), ``{field: {"$op": value}}`` with ``$eq``, ``$ne``,
-``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$in``, ``$nin``, and ``{"$and": [...]}`` /
-``{"$or": [...]}`` of filters; several keys in one mapping are joined by AND. Comparisons are
-between numbers or between strings; the ``version`` field compares as a version (``"10" >
-"9"``). A chunk without the field, or whose value has another type, does not match (except
-``$ne`` / ``$nin``, which match it).
+``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$in``, ``$nin``, ``$contains`` (a string field holding
+the substring, case-sensitive), and ``{"$and": [...]}`` / ``{"$or": [...]}`` of filters; several
+keys in one mapping are joined by AND. ``{"$contains": "text"}`` as a key of a filter matches
+chunks whose content holds ``text`` (case-sensitive, as in Chroma's ``where_document``).
+Comparisons are between numbers or between strings; the ``version`` field compares as a
+version (``"10" > "9"``). A chunk without the field, or whose value has another type, does
+not match (except ``$ne`` / ``$nin``, which match it).
 
 Example:
     >>> rows = [{"version": "9", "n": 1}, {"version": "10", "n": 5}, {"n": "x"}]
     >>> evaluate_where({"version": {"$gt": "9"}}, Columns(rows)).tolist()
     [False, True, False]
     >>> evaluate_where({"$or": [{"n": {"$lt": 2}}, {"n": "x"}]}, Columns(rows)).tolist()
+    [True, False, True]
+    >>> cols = Columns(rows, contents=["retry twice", "timeout", "retry forever"])
+    >>> evaluate_where({"$contains": "retry", "version": {"$contains": "1"}}, cols).tolist()
+    [False, False, False]
+    >>> evaluate_where({"$contains": "retry"}, cols).tolist()
     [True, False, True]
 """
 
@@ -31,7 +38,7 @@ __all__ = ["COMPARISONS", "Columns", "check_where", "evaluate_where", "version_k
 
 Mask = npt.NDArray[np.bool_]
 #: Operators on one field.
-COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin")
+COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains")
 _LOGICAL = ("$and", "$or")
 _MISSING = object()
 _SCALARS = (str, int, float, bool)
@@ -53,10 +60,18 @@ class Columns:
 
     Args:
         rows: one metadata mapping per chunk (not copied; do not mutate while in use).
+        contents: the chunk texts, in the same order (for a top-level ``$contains``).
     """
 
-    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, rows: Sequence[Mapping[str, Any]], contents: Sequence[str] | None = None
+    ) -> None:
+        if contents is not None and len(contents) != len(rows):
+            raise InvalidInputError(
+                f"Columns needs one content per row: {len(rows)} rows, {len(contents)} contents"
+            )
         self.rows = rows
+        self.contents = contents
         self._cache: dict[str, list[Any]] = {}
         self._groups: dict[str, dict[tuple[str | None, Any], npt.NDArray[np.int64]]] = {}
         self._numbers: dict[str, npt.NDArray[np.float64]] = {}
@@ -140,10 +155,13 @@ def check_where(where: Any, _depth: int = 0) -> None:
                 raise InvalidInputError(f"where: {key} needs a non-empty list of filters")
             for sub in value:
                 check_where(sub, _depth + 1)
+        elif key == "$contains":
+            _check_contains("the content", value)
         elif key.startswith("$"):
             raise InvalidInputError(
                 f"where: unknown operator {key!r} at the top of a filter; logical operators are "
-                f"{', '.join(_LOGICAL)} and field operators {', '.join(COMPARISONS)}"
+                f"{', '.join(_LOGICAL)}, $contains (on the content), and field operators "
+                f"{', '.join(COMPARISONS)}"
             )
         elif isinstance(value, Mapping):
             if not value:
@@ -152,6 +170,13 @@ def check_where(where: Any, _depth: int = 0) -> None:
                 _check_op(key, op, arg)
         else:
             _check_scalar(key, "$eq", value)
+
+
+def _check_contains(what: str, arg: Any) -> None:
+    if not isinstance(arg, str) or not arg:
+        raise InvalidInputError(
+            f"where: $contains on {what} needs a non-empty string, got {arg!r:.60}"
+        )
 
 
 def _check_op(field: str, op: Any, arg: Any) -> None:
@@ -167,6 +192,8 @@ def _check_op(field: str, op: Any, arg: Any) -> None:
             )
         for item in arg:
             _check_scalar(field, op, item)
+    elif op == "$contains":
+        _check_contains(repr(field), arg)
     elif op in ("$gt", "$gte", "$lt", "$lte"):
         if _kind(arg) not in ("number", "str"):
             raise InvalidInputError(
@@ -204,6 +231,9 @@ _NUMERIC = {
 
 
 def _field_mask(field: str, op: str, arg: Any, cols: Columns) -> Mask:
+    if op == "$contains":
+        col = cols.column(field)
+        return np.fromiter((isinstance(v, str) and arg in v for v in col), bool, len(col))
     if op in ("$eq", "$ne", "$in", "$nin"):
         mask = np.zeros(len(cols), dtype=bool)
         for value in [arg] if op in ("$eq", "$ne") else list(arg):
@@ -227,7 +257,11 @@ def evaluate_where(where: Mapping[str, Any], cols: Columns) -> Mask:
 def _evaluate(where: Mapping[str, Any], cols: Columns) -> Mask:
     mask = np.ones(len(cols), dtype=bool)
     for key, value in where.items():
-        if key == "$and":
+        if key == "$contains":
+            if cols.contents is None:
+                raise InvalidInputError("where: $contains on the content needs the chunk texts")
+            mask &= np.fromiter((value in c for c in cols.contents), bool, len(cols))
+        elif key == "$and":
             for sub in value:
                 mask &= _evaluate(sub, cols)
         elif key == "$or":

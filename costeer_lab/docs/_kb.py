@@ -13,7 +13,7 @@ from pathlib import Path
 
 from costeer_lab.docs._ingest import IngestReport, ingest_paths, remove_files
 from costeer_lab.docs._reading import KBReader
-from costeer_lab.docs._search import Mode, SearchView
+from costeer_lab.docs._search import Fusion, Mode, SearchView
 from costeer_lab.docs._stored import DocStore, FileRecord, check_collection_name
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.errors import InvalidInputError, NotFoundError
@@ -54,8 +54,9 @@ class DocumentKB(KBReader):
         embedder: an embedder or its registry name (default ``settings.docs.embedder``). Each
             embedder has its own vector collection; opening a collection with a new embedder
             embeds its chunks once.
-        chunk_size / chunk_overlap / index_kind / rrf_k / candidates / mmr_lambda: override
-            the ``docs`` settings (see :class:`~costeer_lab.settings.DocsSettings`).
+        chunk_size / chunk_overlap / index_kind / rrf_k / candidates / mmr_lambda / fusion /
+            vector_weight / min_score: override the ``docs`` settings (see
+            :class:`~costeer_lab.settings.DocsSettings`).
 
     Example:
         >>> kb = DocumentKB("demo", db_path=":memory:")
@@ -77,6 +78,9 @@ class DocumentKB(KBReader):
         rrf_k: int | None = None,
         candidates: int | None = None,
         mmr_lambda: float | None = None,
+        fusion: str | None = None,
+        vector_weight: float | None = None,
+        min_score: float | None = None,
     ) -> None:
         from costeer_lab.settings import get_settings
 
@@ -92,6 +96,13 @@ class DocumentKB(KBReader):
         self.rrf_k = cfg.rrf_k if rrf_k is None else rrf_k
         self.candidates = cfg.candidates if candidates is None else candidates
         self.mmr_lambda = cfg.mmr_lambda if mmr_lambda is None else mmr_lambda
+        self.fusion: Fusion = cfg.fusion if fusion is None else fusion  # type: ignore[assignment]
+        if self.fusion not in ("score", "rrf"):
+            raise InvalidInputError(f"fusion must be 'score' or 'rrf', got {self.fusion!r}")
+        self.vector_weight = cfg.vector_weight if vector_weight is None else vector_weight
+        if not 0.0 <= self.vector_weight <= 1.0:
+            raise InvalidInputError(f"vector_weight must be in [0, 1], got {vector_weight!r}")
+        self.min_score = cfg.min_score if min_score is None else min_score
         self.default_mode: Mode = cfg.mode
         self.progress_min_files = cfg.progress_min_files
         kind = cfg.index_kind if index_kind is None else index_kind

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -57,6 +58,7 @@ class KeywordIndex:
         import bm25s
 
         self.n = len(texts)
+        self._vocab: dict[str, int] = {}
         self._retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
         if self.n:
             corpus = [keyword_tokens(t) or [""] for t in texts]
@@ -65,7 +67,7 @@ class KeywordIndex:
             self._data = np.asarray(scores["data"], dtype=np.float32)
             self._indices = np.asarray(scores["indices"], dtype=np.int64)
             self._indptr = np.asarray(scores["indptr"], dtype=np.int64)
-            self._vocab: dict[str, int] = dict(self._retriever.vocab_dict)
+            self._vocab = dict(self._retriever.vocab_dict)
 
     def scores(self, query: str) -> npt.NDArray[np.float32]:
         """BM25 score of every row for ``query`` (0 where no query term occurs)."""
@@ -78,6 +80,42 @@ class KeywordIndex:
                 continue
             start, end = self._indptr[tid], self._indptr[tid + 1]
             out[self._indices[start:end]] += self._data[start:end]  # rows unique per term
+        return out
+
+    def scale(self, query: str) -> float:
+        """The highest BM25 score a chunk can reach for ``query``: every query term present
+        with saturating frequency, the sum of the terms' IDF (bm25s's Lucene variant has no
+        ``k1 + 1`` factor, so each term's score tends to its IDF). A term absent from the
+        corpus counts with the highest IDF, so a query half made of unknown words reaches at
+        most about half of it.
+
+        Example:
+            >>> idx = KeywordIndex(["alpha beta", "beta gamma"])
+            >>> round(idx.scale("beta"), 3), round(idx.scale("zzz"), 3)
+            (0.182, 1.792)
+        """
+        total = 0.0
+        for tok in dict.fromkeys(keyword_tokens(query)):
+            tid = self._vocab.get(tok) if self.n else None
+            df = 0 if tid is None else int(self._indptr[tid + 1] - self._indptr[tid])
+            total += math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+        return total
+
+    def relevance(self, query: str) -> npt.NDArray[np.float32]:
+        """BM25 of every row divided by :meth:`scale`, in ``[0, 1]``: 0 when no query term
+        occurs, ``1 / (1 + k1)`` = 0.4 for a chunk of average length holding every term once,
+        towards 1 as the terms repeat.
+
+        Example:
+            >>> idx = KeywordIndex(["rolling mean", "volume spike", "mean reversion"])
+            >>> [round(x, 2) for x in idx.relevance("volume cake").tolist()]
+            [0.0, 0.13, 0.0]
+        """
+        scale = self.scale(query)
+        scores = self.scores(query)
+        if scale <= 0:
+            return np.zeros_like(scores)
+        out: npt.NDArray[np.float32] = np.clip(scores / np.float32(scale), 0.0, 1.0)
         return out
 
     def top_k(

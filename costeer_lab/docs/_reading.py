@@ -9,7 +9,7 @@ import time
 import warnings
 from typing import Any
 
-from costeer_lab.docs._search import Mode, SearchView, rank
+from costeer_lab.docs._search import Fusion, Mode, SearchView, rank
 from costeer_lab.docs._stored import DocStore
 from costeer_lab.embed import BaseEmbedder
 from costeer_lab.errors import InvalidInputError
@@ -34,6 +34,9 @@ class KBReader:
     rrf_k: int
     candidates: int
     mmr_lambda: float
+    fusion: Fusion
+    vector_weight: float
+    min_score: float
     default_mode: Mode
     _view: SearchView | None
     _embedded_version: int
@@ -81,6 +84,7 @@ class KBReader:
         mode: Mode | None = None,
         mmr: bool = False,
         mmr_lambda: float | None = None,
+        min_score: float | None = None,
     ) -> list[dict[str, Any]]:
         """The chunks most relevant to ``query``: ``[{"content", "metadata",
         "relevance_score"}]``, best first (MMR picking order with ``mmr``), scores in [0, 1].
@@ -93,10 +97,13 @@ class KBReader:
             mode: ``vector``, ``keyword`` or ``hybrid`` (default ``settings.docs.mode``).
             mmr: diversify the results by maximal marginal relevance.
             mmr_lambda: MMR trade-off (default ``settings.docs.mmr_lambda``).
+            min_score: drop chunks scoring below it (default ``settings.docs.min_score``,
+                0.18, calibrated for hybrid mode; 0 keeps everything). An unrelated query
+                then returns ``[]``.
 
         Raises:
-            InvalidInputError: a bad query, ``n_results``, mode or ``where`` (naming the
-                operator).
+            InvalidInputError: a bad query, ``n_results``, mode, ``min_score`` or ``where``
+                (naming the operator).
 
         Example:
             >>> from costeer_lab.docs import DocumentKB
@@ -106,7 +113,9 @@ class KBReader:
             >>> [d["metadata"]["version"] for d in kb.retrieve("timeout", version_filter="3")]
             ['3']
         """
-        return self._search(query, n_results, where, version_filter, mode, mmr, mmr_lambda)
+        return self._search(
+            query, n_results, where, version_filter, mode, mmr, mmr_lambda, min_score=min_score
+        )
 
     def search_by_topic(
         self, topic: str, n_results: int = 5, where: dict[str, Any] | None = None
@@ -145,9 +154,13 @@ class KBReader:
         mmr_lambda: float | None,
         *,
         topic: bool = False,
+        min_score: float | None = None,
     ) -> list[dict[str, Any]]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query must be a non-empty string, got {query!r:.60}")
+        floor = self.min_score if min_score is None else min_score
+        if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0 <= floor <= 1:
+            raise InvalidInputError(f"min_score must be a number in [0, 1], got {floor!r}")
         if isinstance(n_results, bool) or not isinstance(n_results, int) or n_results < 1:
             raise InvalidInputError(f"n_results must be a positive int, got {n_results!r}")
         view = self.view()
@@ -182,6 +195,9 @@ class KBReader:
             candidates=max(self.candidates, 4 * n_results),
             mmr_lambda=(self.mmr_lambda if mmr_lambda is None else mmr_lambda) if mmr else None,
             topic=topic,
+            fusion=self.fusion,
+            vector_weight=self.vector_weight,
+            min_score=float(floor),
         )
         return [
             {

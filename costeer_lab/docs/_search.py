@@ -1,10 +1,13 @@
 """Ranking over a collection: the derived in-memory view (metadata columns, BM25 indexes) and
 the vector, keyword and hybrid rankings with pre-filtering and MMR.
 
-Scores in ``[0, 1]``: vector mode gives the cosine similarity clipped at 0; keyword mode the
-BM25 score divided by the best score of the query (the top hit gets 1); hybrid mode the RRF
-score divided by its maximum (1 = first in every ranking). Chunks that pass the filter but
-score nothing in keyword mode fill the list with score 0, so ``n`` results come back whenever
+Scores in ``[0, 1]`` that mean the same from one query to the next (not ranks): vector mode
+gives the cosine similarity clipped at 0; keyword mode the BM25 score divided by the highest
+score any chunk could reach for the query (:meth:`KeywordIndex.relevance`); hybrid mode the
+weighted mean of both, computed for every candidate of either ranking (``fusion="rrf"`` gives
+the former rank fusion instead: the top hit always 1). An unrelated query therefore scores low
+and ``min_score`` can drop it. Chunks that pass the filter but score nothing in keyword mode
+fill the list with score 0 (when ``min_score`` is 0), so ``n`` results come back whenever
 ``n`` chunks match.
 """
 
@@ -27,6 +30,7 @@ from costeer_lab.index import VectorCollection
 __all__ = ["MODES", "Mode", "Ranked", "SearchView", "rank"]
 
 Mode = Literal["vector", "keyword", "hybrid"]
+Fusion = Literal["score", "rrf"]
 MODES: tuple[Mode, ...] = ("vector", "keyword", "hybrid")
 Mask = npt.NDArray[np.bool_]
 
@@ -58,7 +62,7 @@ class SearchView:
         self.contents = contents
         self.metadata = metadata
         self.version = version
-        self.columns = Columns(metadata)
+        self.columns = Columns(metadata, contents)
         self.row_of = {cid: i for i, cid in enumerate(ids)}
 
     def __len__(self) -> int:
@@ -111,8 +115,11 @@ def _keyword_ranking(
     index: KeywordIndex, query: str, k: int, mask: Mask | None, fill: bool
 ) -> list[Ranked]:
     rows, scores = index.top_k(query, k, mask)
-    top = float(scores[0]) if len(scores) else 0.0
-    out = [Ranked(int(r), float(s) / top) for r, s in zip(rows, scores, strict=True)]
+    scale = index.scale(query)
+    out = [
+        Ranked(int(r), min(1.0, float(s) / scale) if scale > 0 else 0.0)
+        for r, s in zip(rows, scores, strict=True)
+    ]
     if fill and len(out) < k:
         taken = set(rows.tolist())
         pool = range(index.n) if mask is None else np.flatnonzero(mask).tolist()
@@ -131,6 +138,29 @@ def _fuse(rankings: Sequence[list[Ranked]], rrf_k: int) -> list[Ranked]:
     return [Ranked(int(row), score) for row, score in fused]
 
 
+def _score_fusion(
+    view: SearchView,
+    vectors: VectorCollection,
+    query: str,
+    rankings: Sequence[list[Ranked]],
+    keyword: Sequence[KeywordIndex],
+    vector_weight: float,
+) -> list[Ranked]:
+    """Every candidate of ``rankings`` scored ``w * cosine + (1 - w) * keyword relevance``
+    (the best of the ``keyword`` indexes), best first; ties keep first appearance."""
+    rows = list(dict.fromkeys(r.row for ranking in rankings for r in ranking))
+    if not rows:
+        return []
+    kw = np.zeros(len(rows), dtype=np.float64)
+    for index in keyword:
+        kw = np.maximum(kw, index.relevance(query)[rows])
+    vecs = vectors.embedder.embed([view.contents[r] for r in rows])  # stored: cache hits
+    cos = np.clip(vecs @ _embed_query(vectors, query), 0.0, 1.0).astype(np.float64)
+    fused = vector_weight * cos + (1.0 - vector_weight) * kw
+    order = sorted(range(len(rows)), key=lambda i: -fused[i])
+    return [Ranked(rows[i], float(fused[i])) for i in order]
+
+
 def rank(
     view: SearchView,
     vectors: VectorCollection,
@@ -143,20 +173,29 @@ def rank(
     candidates: int,
     mmr_lambda: float | None = None,
     topic: bool = False,
+    fusion: Fusion = "score",
+    vector_weight: float = 0.5,
+    min_score: float = 0.0,
 ) -> list[Ranked]:
     """The ``n`` best chunks for ``query`` among the rows of ``mask``.
 
     Args:
-        mode: ``vector``, ``keyword`` or ``hybrid`` (RRF of both).
+        mode: ``vector``, ``keyword`` or ``hybrid`` (both, fused).
         candidates: size of each ranking fused (and of the MMR pool), at least ``n``.
         mmr_lambda: when set, pick the ``n`` results from the candidates by MMR.
-        topic: also rank by section titles (fused in, whatever the mode).
+        topic: also rank by section titles (fused in, whatever the mode; with score fusion
+            the keyword relevance is the better of content and titles).
+        fusion: ``score`` (weighted mean of calibrated similarities) or ``rrf`` (ranks).
+        vector_weight: weight of the cosine in score fusion.
+        min_score: drop candidates scoring below it (before MMR).
 
     Raises:
-        InvalidInputError: an unknown mode.
+        InvalidInputError: an unknown mode or fusion.
     """
     if mode not in MODES:
         raise InvalidInputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if fusion not in ("score", "rrf"):
+        raise InvalidInputError(f"fusion must be 'score' or 'rrf', got {fusion!r}")
     pool = max(n, candidates) if (mode == "hybrid" or mmr_lambda is not None or topic) else n
     rankings: list[list[Ranked]] = []
     if topic:
@@ -165,7 +204,16 @@ def rank(
         rankings.append(_keyword_ranking(view.keyword, query, pool, mask, fill=mode == "keyword"))
     if mode in ("vector", "hybrid"):
         rankings.append(_vector_ranking(view, vectors, query, pool, mask))
-    ranked = rankings[0] if len(rankings) == 1 else _fuse(rankings, rrf_k)
+    if len(rankings) == 1:
+        ranked = rankings[0]
+    elif fusion == "rrf":
+        ranked = _fuse(rankings, rrf_k)
+    else:
+        indexes = [view.keyword, view.titles] if topic else [view.keyword]
+        weight = 0.0 if mode == "keyword" else vector_weight
+        ranked = _score_fusion(view, vectors, query, rankings, indexes, weight)
+    if min_score > 0:
+        ranked = [r for r in ranked if r.score >= min_score]
     if mmr_lambda is None or len(ranked) <= 1:
         return ranked[:n]
     texts = [view.contents[r.row] for r in ranked]

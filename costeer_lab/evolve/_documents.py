@@ -13,7 +13,7 @@ Example:
     >>> _ = kb.add_text("# rolling\\nDataFrame.rolling(window).mean()", path="pandas.md")
     >>> task = DocumentContext(kb, n_results=1).attach(Task("t", "MA5", "rolling mean"))
     >>> task.extra["documentation"].splitlines()[1]
-    '[1] pandas.md — rolling (relevance 1.00)'
+    '[1] pandas.md — rolling (relevance 0.32)'
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ def test_docs_benchmark_json_shape(tmp_path: Path) -> None:
     best = max(values[(quality, f"{m}_recall@5")] for m in ("vector", "keyword"))
     assert run.units[ratio] == "x"
     assert math.isclose(values[ratio], values[(quality, "hybrid_recall@5")] / best)
+    assert values[ratio] >= 1.0  # issue 26: hybrid at least as good as the best single mode
+    # issue 26: scores with a meaning, unrelated queries fall below min_score
+    assert values[(quality, "unrelated_max_score_hybrid")] < values[(quality, "min_score")]
+    assert values[(quality, "unrelated_below_min_score_ratio")] > 1.0
+    assert values[(quality, "relevant_kept_by_min_score")] >= 0.8
     assert values[(quality, "ingest_chunks_per_s")] > 0
     latency = "synthetic N=300"
     for metric in ("exact_hybrid_p50", "hnsw_hybrid_p99", "hnsw_hybrid_filter10%_p50"):

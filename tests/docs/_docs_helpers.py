@@ -43,4 +43,5 @@ def open_kb(db: Path, collection: str = "test", **kw: object) -> DocumentKB:
     kw.setdefault("embedder", get_embedder("hashing", dim=64))
     kw.setdefault("chunk_size", 400)
     kw.setdefault("chunk_overlap", 40)
+    kw.setdefault("min_score", 0.0)  # ranking tests see every hit; min_score has its own tests
     return DocumentKB(collection, db, **kw)  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ def test_retrieve_knowledge_returns_a_new_state_and_leaves_the_input_unchanged(
         "messages": [
             {"role": "user", "content": "tell me about bread"},
             {"role": "assistant", "content": "sure"},
-            {"role": "user", "content": "how do I paginate list results?"},
+            {"role": "user", "content": "how do I paginate list pages?"},
         ],
         "context": {"task": "t1", "documents": ["stale"], "nested": {"keep": [1, 2]}},
         "step": 3,
@@ -33,7 +33,7 @@ def test_retrieve_knowledge_returns_a_new_state_and_leaves_the_input_unchanged(
     new = retrieve_knowledge(state, kb=kb, n_results=2)
     assert state == frozen  # deep comparison: nothing inside the input changed
     assert new is not state and new["context"] is not state["context"]
-    assert new["context"]["documents_query"] == "how do I paginate list results?"
+    assert new["context"]["documents_query"] == "how do I paginate list pages?"
     docs = new["context"]["documents"]
     assert len(docs) == 2 and docs[0]["metadata"]["section_title"] == "Pagination"
     assert new["context"]["task"] == "t1" and new["step"] == 3

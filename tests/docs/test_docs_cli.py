@@ -37,7 +37,7 @@ def test_ingest_query_and_stats(tmp_path: Path, capsys: pytest.CaptureFixture[st
     where = json.dumps({"author": "ana"})
     assert main(["docs", "query", "dough", *db, "--where", where, "--mode", "keyword"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("1.000  cooking.md > Bread")
+    assert len(lines) == 1 and lines[0].startswith("0.411  cooking.md > Bread")  # no 0 fill
 
     assert main(["docs", "stats", *db]) == 0
     stats = json.loads(capsys.readouterr().out)
@@ -61,3 +61,22 @@ def test_query_without_a_store_is_a_clear_error(
     assert main(["docs", "query", "x", "--db", str(missing)]) == 2
     assert f"no document store at {str(missing)!r}" in capsys.readouterr().err
     assert not missing.exists()
+
+
+def test_query_without_match_prints_one_clean_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing matching prints one line naming why, and no Python warning (issue 26)."""
+    db = ["--db", str(tmp_path / "kb.db"), "--collection", "c"]
+    assert main(["docs", "ingest", str(write_corpus(tmp_path / "docs")), *db]) == 0
+    capsys.readouterr()
+    where = json.dumps({"author": "nobody"})
+    assert main(["docs", "query", "dough", *db, "--where", where]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "no matching documents (document collection 'c' has no chunk matching the filters)"
+    ]
+    assert "Warning" not in err and err == ""
+    assert main(["docs", "query", "bake a chocolate cake", *db]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["no matching documents (none scored 0.18 or more)"] and err == ""

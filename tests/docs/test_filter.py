@@ -99,3 +99,39 @@ def test_filter_is_applied_before_ranking(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match=r"\$like"):
         kb.retrieve(query, where={"source": {"$like": "x"}})
     kb.close()
+
+
+def test_contains_on_content_and_string_metadata() -> None:
+    """``$contains`` (issue 26): a substring of the content, or of a string field."""
+    rows: list[dict[str, Any]] = [
+        {"path": "v1/api.md", "n": 3},
+        {"path": "x/cook.md", "n": "13"},
+        {},
+    ]
+    cols = Columns(rows, contents=["Set max_retries=3", "Knead the dough", "max_retries"])
+    assert evaluate_where({"$contains": "max_retries"}, cols).tolist() == [True, False, True]
+    assert evaluate_where({"$contains": "Max_retries"}, cols).tolist() == [False] * 3
+    assert evaluate_where({"path": {"$contains": "api"}}, cols).tolist() == [True, False, False]
+    # a number never contains a string; a missing field does not match
+    assert evaluate_where({"n": {"$contains": "3"}}, cols).tolist() == [False, True, False]
+    both = {"$or": [{"$contains": "dough"}, {"path": {"$contains": "v1/"}}]}
+    assert evaluate_where(both, cols).tolist() == [True, True, False]
+    with pytest.raises(InvalidInputError, match=r"\$contains on the content needs a non-empty"):
+        evaluate_where({"$contains": ""}, cols)
+    with pytest.raises(InvalidInputError, match=r"\$contains on 'path' needs a non-empty string"):
+        evaluate_where({"path": {"$contains": 3}}, cols)
+    with pytest.raises(InvalidInputError, match="needs the chunk texts"):
+        evaluate_where({"$contains": "x"}, Columns(rows))
+
+
+def test_contains_filters_retrieval_before_ranking(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    kb.ingest(write_corpus(tmp_path / "docs"))
+    hits = kb.retrieve("requests", n_results=10, where={"$contains": "max_retries"})
+    assert hits and all("max_retries" in h["content"] for h in hits)
+    assert {h["metadata"]["version"] for h in hits} == {"2"}
+    where = {"file_name": {"$contains": "cook"}}
+    assert {h["metadata"]["file_name"] for h in kb.retrieve("dough", where=where)} == {
+        "cooking.md"
+    }
+    kb.close()
