@@ -107,7 +107,7 @@ _ASSIGNMENT = re.compile(
 )
 _PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\{[^}]*\}|\$\{?\w+\}?|%\(?\w*\)?s|\*+|x+|X+|\.+|-+|none|null|dummy"
-    r"|example|placeholder|your[_ -].*|redacted|test)$",
+    r"|example|placeholder|your[_ -].*|redacted|\[REDACTED [^\]]*\]|test)$",
     re.IGNORECASE,
 )
 
