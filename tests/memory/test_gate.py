@@ -132,3 +132,22 @@ def test_verification_can_be_switched_off() -> None:
     record = mem.store.get_record("memory.pattern", pid)
     assert record is not None and record["verified"] is False
     assert "verify_patterns is off" in record["verification"]
+
+
+def test_a_flagged_seed_is_skipped_and_the_others_are_stored() -> None:
+    from costeer_lab.memory import LoopMemory, open_memory
+    from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
+
+    ok = SingleFeedback("ok", final_decision=True)
+    safe = Knowledge(
+        Task("s/1", "sq", "square"), Workspace({"main.py": "def f(x):\n    return x * x\n"}), ok
+    )
+    flagged = Knowledge(
+        Task("s/2", "calc", "evaluate"),
+        Workspace({"main.py": "def g(e):\n    return eval(e)\n"}),
+        ok,
+    )
+    kb = LoopMemory(open_memory(":memory:", embedder="hashing"))
+    ids = kb.add_seed_knowledge([safe, flagged])
+    assert len(ids) == 1 and len(kb.memory.patterns) == 1
+    kb.memory.close()
