@@ -135,7 +135,11 @@ def test_an_api_time_out_is_skipped(silent_server: int) -> None:
         ),
         ("unexpected indent", "IndentationError", "syntax typo"),
         ("'return' outside function", "SyntaxError", None),
-        ("connection refused", "ConnectionRefusedError", None),
+        (
+            "connection refused",
+            "ConnectionRefusedError",
+            "infrastructure error: ConnectionRefusedError",
+        ),
     ],
 )
 def test_reasons(text: str, error_type: str | None, reason: str | None) -> None:

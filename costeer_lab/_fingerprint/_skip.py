@@ -10,10 +10,16 @@ A failure memory keeps mistakes worth remembering with their fixes. Two kinds ar
   out or was refused (``openai.APITimeoutError``, ``httpx.ReadTimeout``, rate limits), the run
   was interrupted (``KeyboardInterrupt``, a cancelled task, a broken worker pool), or the
   evaluation itself failed (the project's ``GroundTruthError``, ``SandboxError``,
-  ``IsolationError``, ``LLMError``, ``ReplayMissError``, or feedback that says "Not evaluated").
+  ``IsolationError``, ``LLMError``, ``ReplayMissError``, or feedback that says "Not evaluated"),
+  or a service it needs was busy or down: a locked database (``database is locked``,
+  ``database table is locked``), a database driver's ``OperationalError`` (``psycopg``,
+  ``psycopg2``, ``pymysql``, SQLAlchemy; SQLite's only when the database is locked or cannot
+  be opened), a refused, reset or aborted connection (``ConnectionRefusedError``,
+  ``ConnectionResetError``, ``ConnectionAbortedError``), a socket time-out (``socket.timeout``).
 
 A candidate's own time limit (``TimeoutError`` from the evaluator: an endless loop) and its
-network errors inside the sandbox are *kept*: they are mistakes of the code.
+other errors (a bad SQL statement: ``sqlite3.OperationalError: no such table``) are *kept*:
+they are mistakes of the code.
 """
 
 from __future__ import annotations
@@ -40,6 +46,20 @@ _PROJECT_ERRORS = frozenset(
     {"GroundTruthError", "SandboxError", "IsolationError", "LLMError", "ReplayMissError"}
 )
 _NOT_EVALUATED = "Not evaluated: the evaluation infrastructure failed"
+#: Exceptions that say a connection to a service failed, whatever raised them.
+_CONNECTION_ERRORS = frozenset(
+    {"ConnectionRefusedError", "ConnectionResetError", "ConnectionAbortedError"}
+)
+#: Database drivers whose ``OperationalError`` means the server (not the query) failed.
+_DB_DRIVERS = ("psycopg.", "psycopg2.", "pymysql.", "MySQLdb.", "sqlalchemy.exc.")
+#: Messages of a busy or unreachable service, whatever the exception type.
+_SERVICE_MESSAGES = (
+    "database is locked",
+    "database table is locked",
+    "unable to open database file",
+    "could not connect to server",
+    "server closed the connection unexpectedly",
+)
 
 
 def skip_reason(error: str, error_type: str | None = None) -> str | None:
@@ -54,6 +74,8 @@ def skip_reason(error: str, error_type: str | None = None) -> str | None:
         'syntax typo'
         >>> skip_reason("Request timed out.", error_type="openai.APITimeoutError")
         'infrastructure error: openai.APITimeoutError'
+        >>> skip_reason("sqlite3.OperationalError: database is locked")
+        'infrastructure error: sqlite3.OperationalError: database is locked'
         >>> skip_reason("KeyError: 'close'") is None
         True
     """
@@ -70,7 +92,15 @@ def skip_reason(error: str, error_type: str | None = None) -> str | None:
     base = exc_type.rsplit(".", 1)[-1]
     if base in _INTERRUPTS:
         return f"interrupted run: {exc_type}"
-    if base in _API_ERRORS or base in _PROJECT_ERRORS:
+    if base in _API_ERRORS or base in _PROJECT_ERRORS or base in _CONNECTION_ERRORS:
+        return f"infrastructure error: {exc_type}"
+    message = fp.split(":", 1)[-1].lower()
+    busy = next((m for m in _SERVICE_MESSAGES if m in message), None)
+    if busy is not None:
+        return f"infrastructure error: {exc_type}: {busy}"
+    if base == "OperationalError" and exc_type.startswith(_DB_DRIVERS):
+        return f"infrastructure error: {exc_type}"
+    if exc_type in {"socket.timeout", "timeout"}:
         return f"infrastructure error: {exc_type}"
     if exc_type.startswith(_CLIENT_MODULES) and ("Timeout" in base or "Connect" in base):
         return f"infrastructure error: {exc_type}"

@@ -5,6 +5,9 @@ Files are processed in batches: each batch is parsed, the new chunks are embedde
 the chunks and vectors of every changed file and bumps the collection's change counter. A file
 whose fingerprint (content hash, chunking settings, source, forced version) is unchanged is
 skipped. A failure leaves the store as it was before the failing batch.
+
+Before chunking, every document goes through the secret scan (:mod:`costeer_lab.docs._secrets`):
+its credentials are redacted, or the document is refused, per ``docs.secrets``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from costeer_lab.docs._secrets import SecretsMode, screen_secrets
 from costeer_lab.docs._source import iter_document_files, parse_file, read_document, sha256_text
 from costeer_lab.docs._stored import FileRecord
 from costeer_lab.errors import NotFoundError
@@ -40,6 +44,8 @@ class IngestReport:
         chunks_added / chunks_removed: chunks written and deleted.
         characters: characters of the files parsed (changed or new).
         seconds: wall time.
+        secrets_redacted: credentials replaced by ``[REDACTED <kind>]`` in the documents
+            ingested (``docs.secrets = "redact"``).
     """
 
     files: int = 0
@@ -51,6 +57,7 @@ class IngestReport:
     chunks_removed: int = 0
     characters: int = 0
     seconds: float = 0.0
+    secrets_redacted: int = 0
 
     def merge(self, other: IngestReport) -> IngestReport:
         """Field-wise sum of two reports."""
@@ -63,10 +70,22 @@ class IngestReport:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _fingerprint(file_hash: str, kb: DocumentKB, source: str, version: str | None) -> str:
+def _fingerprint(
+    file_hash: str, kb: DocumentKB, source: str, version: str | None, secrets: str
+) -> str:
     return sha256_text(
-        json.dumps([file_hash, kb.chunk_size, kb.chunk_overlap, source, version, _PARSER_VERSION])
+        json.dumps(
+            [file_hash, kb.chunk_size, kb.chunk_overlap, source, version, _PARSER_VERSION, secrets]
+        )
     )
+
+
+def _secrets_mode(kb: DocumentKB) -> SecretsMode:
+    if kb.secrets is not None:
+        return kb.secrets
+    from costeer_lab.settings import get_settings
+
+    return get_settings().docs.secrets
 
 
 def _targets(
@@ -128,14 +147,17 @@ def _ingest_batch(
     kb: DocumentKB, batch: list[tuple[Path, str, str | None]], version: str | None, from_text: bool
 ) -> IngestReport:
     changed: list[tuple[FileRecord | None, FileRecord, list[tuple[str, str, dict[str, Any]]]]] = []
-    unchanged = characters = 0
+    unchanged = characters = redacted = 0
+    secrets = _secrets_mode(kb)
     for path, source, given in batch:
         text = read_document(path) if given is None else given
-        fingerprint = _fingerprint(sha256_text(text), kb, source, version)
+        fingerprint = _fingerprint(sha256_text(text), kb, source, version, secrets)
         old = kb.docs.get_file(str(path))
         if old is not None and old.fingerprint == fingerprint:
             unchanged += 1
             continue
+        text, found = screen_secrets(text, str(path), secrets)
+        redacted += found
         parsed = parse_file(
             path,
             source=source,
@@ -185,6 +207,7 @@ def _ingest_batch(
         chunks_added=len(new_texts),
         chunks_removed=removed_chunks,
         characters=characters,
+        secrets_redacted=redacted,
     )
 
 

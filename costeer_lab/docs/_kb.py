@@ -14,6 +14,7 @@ from pathlib import Path
 from costeer_lab.docs._ingest import IngestReport, ingest_paths, remove_files
 from costeer_lab.docs._reading import KBReader
 from costeer_lab.docs._search import Fusion, Mode, SearchView
+from costeer_lab.docs._secrets import SecretsMode
 from costeer_lab.docs._stored import DocStore, FileRecord, check_collection_name
 from costeer_lab.embed import BaseEmbedder, get_embedder
 from costeer_lab.errors import InvalidInputError, NotFoundError
@@ -65,6 +66,10 @@ class DocumentKB(KBReader):
         >>> kb.retrieve("how many retries", n_results=1)[0]["metadata"]["section_title"]
         'Retries'
     """
+
+    #: What ingestion does with a credential in a document, ``"redact"`` or ``"refuse"``
+    #: (``None``: the ``docs.secrets`` setting); see :mod:`costeer_lab.docs._secrets`.
+    secrets: SecretsMode | None = None
 
     def __init__(
         self,

@@ -2,7 +2,8 @@
 
 * :class:`PatternMemory` — working code as reusable templates, found by similarity above a
   threshold, with usage counted on retrieval and success rates from recorded outcomes; code
-  that failed or holds a credential is refused with a clear reason.
+  that failed, holds a credential or fails the write gate (:func:`check_code_security`, tests
+  re-run in the sandbox by :func:`verify_pattern`) is refused with a clear reason.
 * :class:`FailureMemory` — failures with the knowledge base's error fingerprint, their
   solutions, and a search returning only solved failures; plain syntax typos and
   infrastructure errors are not stored (:func:`skip_reason`, the rule of the error
@@ -22,6 +23,7 @@ Example:
 
 from costeer_lab._fingerprint import skip_reason
 from costeer_lab.memory._failure import FailureMatch, FailureMemory
+from costeer_lab.memory._gate import SecurityFinding, check_code_security
 from costeer_lab.memory._memory import Memory, open_memory
 from costeer_lab.memory._pattern import PatternMatch, PatternMemory
 from costeer_lab.memory._secrets import scan_credentials
@@ -36,6 +38,7 @@ from costeer_lab.memory._stats import (
 from costeer_lab.memory._strategy import LoopMemory, MemoryStrategy, memory_arm
 from costeer_lab.memory._template import make_template
 from costeer_lab.memory._vectors import has_native_search
+from costeer_lab.memory._verify import Verification, verify_pattern
 
 __all__ = [
     "FailureMatch",
@@ -45,6 +48,9 @@ __all__ = [
     "MemoryStrategy",
     "PatternMatch",
     "PatternMemory",
+    "SecurityFinding",
+    "Verification",
+    "check_code_security",
     "failure_frame",
     "has_native_search",
     "hit_rate",
@@ -57,4 +63,5 @@ __all__ = [
     "scan_credentials",
     "search_frame",
     "skip_reason",
+    "verify_pattern",
 ]

@@ -11,6 +11,7 @@ but failures with a solution, and the threshold applies in the vector search its
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from costeer_lab.memory._base import MemoryBase, check_text, refuse_credentials
 __all__ = ["FAILURE_KIND", "FailureMatch", "FailureMemory", "failure_signature"]
 
 FAILURE_KIND = "memory.failure"
+_log = logging.getLogger(__name__)
 _MAX_MESSAGE = 4000
 _MAX_CODE = 20000
 
@@ -81,9 +83,18 @@ class FailureMemory(MemoryBase):
     ) -> str | None:
         """Store a failure; returns its id, or ``None`` when the skip rule rejects it.
 
-        The rule (plain syntax typos, infrastructure errors such as API time-outs and
-        interrupted runs) is :func:`costeer_lab._fingerprint.skip_reason`; its reason is kept
-        in :attr:`last_skip_reason`.
+        The rule (plain syntax typos; infrastructure errors such as API time-outs, interrupted
+        runs, "database is locked", a database driver's ``OperationalError``, a refused
+        connection) is :func:`costeer_lab._fingerprint.skip_reason`; its reason is kept in
+        :attr:`last_skip_reason` and logged (``INFO``, logger ``costeer_lab.memory._failure``).
+
+        Example:
+            >>> mem = FailureMemory(":memory:", embedder="hashing")
+            >>> mem.store_failure("sqlite3.OperationalError", "database is locked") is None
+            True
+            >>> mem.last_skip_reason
+            'infrastructure error: sqlite3.OperationalError: database is locked'
+
 
         Raises:
             MemoryRefusedError: the message or code contains a credential.
@@ -99,6 +110,11 @@ class FailureMemory(MemoryBase):
             raise InvalidInputError("a failure needs an error_type or an error_message")
         self.last_skip_reason = skip_reason(error_message, error_type or None)
         if self.last_skip_reason is not None:
+            _log.info(
+                "failure memory: not storing a failure of task %r (%s)",
+                task_id,
+                self.last_skip_reason,
+            )
             return None
         refuse_credentials(
             [("error message", error_message), ("code context", code_context)],

@@ -2,7 +2,8 @@
 
 Stored per pattern (record kind ``memory.pattern``, key = the pattern id): problem type,
 description, the original code, its template (:func:`make_template`), tests, dependencies and
-the time it was stored. The id is a hash of problem type and template, so the same technique
+the time it was stored, and whether the write gate verified it (``verified``, ``verification``).
+The id is a hash of problem type and template, so the same technique
 stored twice is one pattern. Its vector (problem type, description and template embedded
 together) lives in the store's ``memory.patterns`` collection.
 
@@ -12,6 +13,13 @@ transactions (``BEGIN IMMEDIATE``), so concurrent agents never lose a count; eve
 kept as an event record (``memory.pattern_outcome``, with its time) and every recorded search in
 the search log, for metrics over time windows. ``success_rate`` = successes / recorded outcomes
 (``None`` before the first outcome). A search reads one record per returned pattern.
+
+Write gate: a pattern is stored only when its code and tests pass a static security check
+(:func:`~costeer_lab.memory._gate.check_code_security`: ``eval`` of input, ``shell=True``,
+``pickle.loads``, ``verify=False``, …) and — when it comes with runnable tests and
+``memory.verify_patterns`` is on (the default) — the sandbox re-runs the tests and they pass
+(:func:`~costeer_lab.memory._verify.verify_pattern`). A pattern without runnable tests is
+stored with ``verified=False``: only the caller's ``passed=True`` vouches for it.
 """
 
 from __future__ import annotations
@@ -26,7 +34,10 @@ from typing import Any
 
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
 from costeer_lab.memory._base import MemoryBase, check_text, refuse_credentials
+from costeer_lab.memory._gate import check_code_security
 from costeer_lab.memory._template import make_template
+from costeer_lab.memory._verify import Verification, verify_pattern
+from costeer_lab.sandbox import Sandbox
 
 __all__ = ["PATTERN_KIND", "PatternMatch", "PatternMemory", "PatternStats"]
 
@@ -65,6 +76,7 @@ class PatternMatch:
     usage_count: int
     successes: int
     failures: int
+    verified: bool = False
 
     @property
     def success_rate(self) -> float | None:
@@ -99,6 +111,8 @@ class PatternMemory(MemoryBase):
 
     collection = "memory.patterns"
     memory_kind = "pattern"
+    #: Sandbox the write gate re-runs tests in (``None``: the process's shared sandbox).
+    sandbox: Sandbox | None = None
 
     # -- writes ------------------------------------------------------------------------------
     def store_pattern(
@@ -117,7 +131,10 @@ class PatternMemory(MemoryBase):
         Args:
             problem_type: what kind of problem the code solves (``"momentum factor"``).
             code: Python code that passed its tests.
-            tests: the tests it passed (code or descriptions).
+            tests: the tests it passed (code or descriptions). Runnable tests (code with an
+                ``assert`` or a ``test_*`` function) are re-run in the sandbox with the code
+                before it is stored (``memory.verify_patterns``); the pattern is then
+                ``verified``. Without runnable tests it is stored with ``verified=False``.
             dependencies: packages it needs (``["pandas"]``).
             description: a task description; embedded with the problem type and template.
             passed: whether the code passed; ``False`` is refused.
@@ -126,7 +143,10 @@ class PatternMemory(MemoryBase):
 
         Raises:
             MemoryRefusedError: the code failed (``kind="failed"``), does not parse
-                (``"syntax"``) or contains a credential (``"credential:<kind>"``).
+                (``"syntax"``), contains a credential (``"credential:<kind>"``), fails the
+                static security check (``"security:<rule>"``, e.g. ``"security:eval-exec"``;
+                the message names every rule and line), fails its re-run tests
+                (``"tests_failed"``) or the sandbox could not run them (``"unverifiable"``).
             InvalidInputError: an argument has the wrong type.
         """
         return self.store_patterns(
@@ -200,6 +220,9 @@ class PatternMemory(MemoryBase):
             f"a pattern for {problem_type!r}",
         )
         template = make_template(code)
+        what = f"a pattern for {problem_type!r}"
+        refuse_insecure([("code", code), *(("test", t) for t in test_list)], what)
+        check = self._verify(code, test_list, deps, what)
         digest = hashlib.sha256(f"{problem_type}\0{template}".encode()).hexdigest()[:24]
         record = {
             "problem_type": problem_type,
@@ -213,9 +236,33 @@ class PatternMemory(MemoryBase):
             "usage_count": 0,
             "successes": 0,
             "failures": 0,
+            "verified": check.verified,
+            "verification": check.reason,
             "_text": f"{problem_type}\n{description}\n{template}",
         }
         return f"pattern:{digest}", record
+
+    def _verify(
+        self, code: str, tests: Sequence[str], deps: Sequence[str], what: str
+    ) -> Verification:
+        """Re-run the runnable tests (module docstring); refuse a pattern that fails them."""
+        if not self.settings.verify_patterns:
+            return Verification("unverified", "not verified: memory.verify_patterns is off")
+        check = verify_pattern(
+            code,
+            tests,
+            dependencies=deps,
+            sandbox=self.sandbox,
+            wall_time_s=self.settings.verify_timeout_s,
+        )
+        if check.status in {"failed", "error"}:
+            kind = "tests_failed" if check.status == "failed" else "unverifiable"
+            raise MemoryRefusedError(
+                f"refusing to store {what}: {check.reason}; a pattern is stored only when its "
+                "tests pass when re-run (or set memory.verify_patterns to false)",
+                kind=kind,
+            )
+        return check
 
     def record_outcome(self, pattern_id: str, success: bool) -> PatternStats:
         """Record that using ``pattern_id`` led to a success or a failure; returns its stats.
@@ -323,4 +370,19 @@ def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
         usage_count=st.usage_count,
         successes=st.successes,
         failures=st.failures,
+        verified=bool(rec.get("verified", False)),
     )
+
+
+def refuse_insecure(texts: Sequence[tuple[str, str]], what: str) -> None:
+    """Raise MemoryRefusedError naming every security finding of the ``(label, code)`` pairs.
+
+    The error's ``kind`` is ``"security:<rule>"`` of the first finding.
+    """
+    findings = [(label, f) for label, text in texts for f in check_code_security(text)]
+    if findings:
+        listed = "; ".join(f"{label}: {f.describe()}" for label, f in findings)
+        raise MemoryRefusedError(
+            f"refusing to store {what}: the static security check found {listed}",
+            kind=f"security:{findings[0][1].rule}",
+        )

@@ -16,6 +16,7 @@ memory hits and memory use apart from other knowledge.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError
 from costeer_lab.memory._failure import FailureMatch
+from costeer_lab.memory._gate import check_code_security
 from costeer_lab.memory._memory import Memory
 from costeer_lab.memory._pattern import PatternMatch
 from costeer_lab.records import (
@@ -88,10 +90,22 @@ class LoopMemory:
         }
 
     def add_seed_knowledge(self, knowledge: Sequence[Knowledge]) -> list[str]:
-        """Store ground-truth implementations as patterns (seed knowledge); returns their ids."""
-        return self.memory.patterns.store_patterns(
-            [task_pattern(k.task, k.implementation) for k in knowledge]
-        )
+        """Store ground-truth implementations as patterns (seed knowledge); returns their ids.
+
+        A ground truth the write gate's static check flags (HumanEval/160 ``eval``-s its input)
+        is not stored as a pattern (logged), so one flagged seed does not refuse the others.
+        """
+        items = []
+        for k in knowledge:
+            item = task_pattern(k.task, k.implementation)
+            found = check_code_security(item["code"]) if item["code"].strip() else []
+            if found:
+                logging.getLogger(__name__).info(
+                    "pattern memory: seed %r not stored: %s", k.task.id, found[0].describe()
+                )
+                continue
+            items.append(item)
+        return self.memory.patterns.store_patterns(items)
 
     def close(self) -> None:
         """Nothing to release: the loop owns the store."""

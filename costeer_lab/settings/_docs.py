@@ -53,6 +53,9 @@ class DocsSettings(BaseModel):
             ``max(candidates, 4 * n_results)`` chunks.
         mmr_lambda: MMR trade-off (1 pure relevance, 0 pure diversity).
         progress_min_files: show a progress bar when ingesting at least this many files.
+        secrets: what ingestion does with a document holding a credential (an AWS key, a
+            private key block, a token, a password assignment, …): ``redact`` replaces each
+            secret by ``[REDACTED <kind>]``, ``refuse`` refuses the document.
 
     Example:
         >>> DocsSettings().chunk_size
@@ -71,3 +74,4 @@ class DocsSettings(BaseModel):
     candidates: int = Field(default=40, ge=1)
     mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)
     progress_min_files: int = Field(default=50, ge=1)
+    secrets: Literal["redact", "refuse"] = "redact"

@@ -26,6 +26,10 @@ class MemorySettings(BaseModel):
         ef_search: HNSW search beam width (higher: better recall, slower), on either backend:
             ``efSearch`` of the FAISS index, or ``hnsw.ef_search`` of each PostgreSQL search
             (the store URL's ``ef_search`` is then the default of other callers only).
+        verify_patterns: re-run a pattern's runnable tests in the sandbox before storing it
+            and refuse it when they fail (a pattern without runnable tests is stored with
+            ``verified=False``); off: every pattern is stored unverified.
+        verify_timeout_s: wall-clock limit of that sandbox run.
 
     Example:
         >>> MemorySettings().pattern_threshold
@@ -40,3 +44,5 @@ class MemorySettings(BaseModel):
     index_kind: Literal["exact", "hnsw", "auto"] = "auto"
     hnsw_above: int = Field(default=20_000, ge=1)
     ef_search: int = Field(default=128, ge=1)
+    verify_patterns: bool = True
+    verify_timeout_s: float = Field(default=30.0, gt=0)

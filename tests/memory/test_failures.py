@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from costeer_lab._fingerprint import error_fingerprint
@@ -112,3 +114,49 @@ def test_failure_errors(sqlite_url: str) -> None:
     with pytest.raises(InvalidInputError, match="needs an error_type or an error_message"):
         fm.store_failure("", " ")
     fm.close()
+
+
+# -- the specified skip rules for infrastructure failures (issue 26) -------------------------
+INFRASTRUCTURE = [
+    ("sqlite3.OperationalError", "database is locked", "database is locked"),
+    ("sqlite3.OperationalError", "database table is locked", "database table is locked"),
+    ("psycopg.OperationalError", "connection failed: server at 127.0.0.1", "psycopg"),
+    ("psycopg2.OperationalError", "server closed the connection unexpectedly", "psycopg2"),
+    ("sqlalchemy.exc.OperationalError", "(psycopg.OperationalError) timeout", "sqlalchemy"),
+    ("ConnectionRefusedError", "[Errno 111] Connection refused", "ConnectionRefusedError"),
+    ("ConnectionResetError", "[Errno 104] Connection reset by peer", "ConnectionResetError"),
+    ("socket.timeout", "timed out", "socket.timeout"),
+    (
+        "",
+        'Traceback (most recent call last):\n  File "w.py", line 3, in <module>\n'
+        "sqlite3.OperationalError: database is locked",
+        "database is locked",
+    ),
+]
+
+
+@pytest.mark.parametrize(("error_type", "message", "named"), INFRASTRUCTURE)
+def test_infrastructure_failures_are_not_stored(
+    error_type: str, message: str, named: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mem = FailureMemory(":memory:", embedder="hashing")
+    with caplog.at_level(logging.INFO, logger="costeer_lab.memory._failure"):
+        assert mem.store_failure(error_type, message, "conn.execute(q)", task_id="t9") is None
+    assert len(mem) == 0
+    reason = mem.last_skip_reason
+    assert reason is not None and reason.startswith("infrastructure error") and named in reason
+    assert any(reason in r.getMessage() and "'t9'" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("error_type", "message"),
+    [
+        ("sqlite3.OperationalError", "no such table: prices"),  # the code's own SQL mistake
+        ("TimeoutError", "the evaluation took longer than 10 s"),  # an endless loop
+        ("KeyError", "'close'"),
+    ],
+)
+def test_mistakes_of_the_code_are_still_stored(error_type: str, message: str) -> None:
+    mem = FailureMemory(":memory:", embedder="hashing")
+    assert mem.store_failure(error_type, message, "x", task_id="t") is not None
+    assert mem.last_skip_reason is None
