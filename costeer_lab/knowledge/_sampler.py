@@ -13,7 +13,7 @@ from costeer_lab.errors import InvalidInputError
 __all__ = ["KnowledgeSampler"]
 
 T = TypeVar("T")
-_MODES = ("top", "random", "weighted")
+_MODES = ("top", "random", "weighted", "keep")
 
 
 class KnowledgeSampler:
@@ -23,10 +23,13 @@ class KnowledgeSampler:
     before (runs reproduce, also when resumed or run in another process).
 
     Args:
-        mode: ``top`` (the first ``n``), ``random`` (uniform without replacement) or
-            ``weighted`` (without replacement, probability ∝ ``exp(score / temperature)``).
+        mode: ``top`` (the first ``n``), ``random`` (uniform without replacement),
+            ``weighted`` (without replacement, probability ∝ ``exp(score / temperature)``) or
+            ``keep`` (each item kept when a seeded ``uniform() <= keep_probability``, in
+            ranked order, at most ``n``: the keep-probability form; may return fewer).
         seed: base seed.
         temperature: softmax temperature of ``weighted``.
+        keep_probability: ``p`` of ``keep``, in [0, 1].
 
     Example:
         >>> KnowledgeSampler("top").sample(["a", "b", "c"], 2)
@@ -35,14 +38,30 @@ class KnowledgeSampler:
         >>> a = s.sample(list("abcdef"), 3, key=("run", "t1"))
         >>> a == s.sample(list("abcdef"), 3, key=("run", "t1"))
         True
+        >>> KnowledgeSampler("keep", keep_probability=1.0).sample(list("abc"), 2)
+        ['a', 'b']
+        >>> KnowledgeSampler("keep", keep_probability=0.0).sample(list("abc"), 2)
+        []
     """
 
-    def __init__(self, mode: str = "top", *, seed: int = 0, temperature: float = 1.0) -> None:
+    def __init__(
+        self,
+        mode: str = "top",
+        *,
+        seed: int = 0,
+        temperature: float = 1.0,
+        keep_probability: float = 0.5,
+    ) -> None:
         if mode not in _MODES:
             raise InvalidInputError(f"sampler mode must be one of {_MODES}, got {mode!r}")
         if temperature <= 0:
             raise InvalidInputError(f"temperature must be > 0, got {temperature}")
+        if isinstance(keep_probability, bool) or not 0.0 <= keep_probability <= 1.0:
+            raise InvalidInputError(
+                f"keep_probability must be in [0, 1], got {keep_probability!r}"
+            )
         self.mode = mode
+        self.keep_probability = float(keep_probability)
         self.seed = int(seed)
         self.temperature = float(temperature)
 
@@ -62,6 +81,12 @@ class KnowledgeSampler:
         """``n`` items (all when fewer), kept in their ranked order."""
         if n <= 0 or not items:
             return []
+        if self.mode == "keep":
+            rng = self.rng(key)
+            draws = [rng.random() for _ in items]  # one draw per item, whatever n is
+            return [
+                item for item, u in zip(items, draws, strict=True) if u <= self.keep_probability
+            ][:n]
         if n >= len(items) or self.mode == "top":
             return list(items[:n])
         rng = self.rng(key)

@@ -1,9 +1,11 @@
 """Pattern and failure memory: what worked and what went wrong, for any agent to reuse.
 
 * :class:`PatternMemory` — working code as reusable templates, found by similarity above a
-  threshold, with usage counted on retrieval and success rates from recorded outcomes; code
-  that failed, holds a credential or fails the write gate (:func:`check_code_security`, tests
-  re-run in the sandbox by :func:`verify_pattern`) is refused with a clear reason.
+  threshold calibrated per embedder (:func:`calibrate`, :data:`CALIBRATED_THRESHOLDS`), ranked
+  with their success rate, with usage counted on retrieval and success rates from recorded
+  outcomes; code that failed, holds a credential or fails the write gate
+  (:func:`check_code_security`, tests re-run in the sandbox by :func:`verify_pattern`) is
+  refused with a clear reason.
 * :class:`FailureMemory` — failures with the knowledge base's error fingerprint, their
   solutions, and a search returning only solved failures; plain syntax typos and
   infrastructure errors are not stored (:func:`skip_reason`, the rule of the error
@@ -22,10 +24,18 @@ Example:
 """
 
 from costeer_lab._fingerprint import skip_reason
+from costeer_lab.memory._calibrate import (
+    CALIBRATED_THRESHOLDS,
+    Calibration,
+    calibrate,
+    calibrated_threshold,
+    register_threshold,
+)
+from costeer_lab.memory._calibration_set import calibration_pairs
 from costeer_lab.memory._failure import FailureMatch, FailureMemory
 from costeer_lab.memory._gate import SecurityFinding, check_code_security
 from costeer_lab.memory._memory import Memory, open_memory
-from costeer_lab.memory._pattern import PatternMatch, PatternMemory
+from costeer_lab.memory._pattern import PatternMatch, PatternMemory, pattern_text
 from costeer_lab.memory._secrets import scan_credentials
 from costeer_lab.memory._stats import (
     failure_frame,
@@ -41,6 +51,8 @@ from costeer_lab.memory._vectors import has_native_search
 from costeer_lab.memory._verify import Verification, verify_pattern
 
 __all__ = [
+    "CALIBRATED_THRESHOLDS",
+    "Calibration",
     "FailureMatch",
     "FailureMemory",
     "LoopMemory",
@@ -50,6 +62,9 @@ __all__ = [
     "PatternMemory",
     "SecurityFinding",
     "Verification",
+    "calibrate",
+    "calibrated_threshold",
+    "calibration_pairs",
     "check_code_security",
     "failure_frame",
     "has_native_search",
@@ -60,6 +75,8 @@ __all__ = [
     "memory_stats",
     "open_memory",
     "pattern_frame",
+    "pattern_text",
+    "register_threshold",
     "scan_credentials",
     "search_frame",
     "skip_reason",

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab.embed import BaseEmbedder, check_same_space, get_embedder
+from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space, get_embedder
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError
 from costeer_lab.memory._secrets import scan_credentials
 from costeer_lab.memory._vectors import MemoryVectors
@@ -75,12 +75,21 @@ class MemoryBase:
         self.settings = settings if settings is not None else top.memory
         if store is None:
             store = self.settings.store_url or top.store_url
+        #: Whether this memory opened its store (then :meth:`close` closes it).
+        self.owns_store = not isinstance(store, BaseStore)
         self.store = get_store(store)
         if embedder is None:
             embedder = self.settings.embedder or top.embedder
         self.embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder
         if not isinstance(self.embedder, BaseEmbedder):
             raise InvalidInputError(f"embedder must be a BaseEmbedder or an id, got {embedder!r}")
+        #: The embedder behind the store's embedding cache: a text (a query asked twice, a
+        #: description stored after it was searched) is embedded once.
+        self.cached_embedder = (
+            self.embedder
+            if isinstance(self.embedder, CachedEmbedder)
+            else CachedEmbedder(self.embedder, self.store)
+        )
         info = self.store.collection_info(self.collection)
         if info is not None:
             check_same_space(info[0], info[1], self.embedder.id, self.embedder.dim)
@@ -89,9 +98,9 @@ class MemoryBase:
         )
 
     def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+        return np.asarray(self.cached_embedder.embed(list(texts)), dtype=np.float32)
 
-    def _threshold(self, value: float | None, default: float) -> float:
+    def _threshold(self, value: object, default: float) -> float:
         threshold = default if value is None else value
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise InvalidInputError(f"threshold must be a number in [-1, 1], got {threshold!r}")
@@ -129,5 +138,7 @@ class MemoryBase:
         return key
 
     def close(self) -> None:
-        """Close the store (when this memory opened it, the caller no longer needs it)."""
-        self.store.close()
+        """Close the store when this memory opened it (from a URL, a path or the settings); a
+        store object the caller passed in stays open: the caller closes it."""
+        if self.owns_store:
+            self.store.close()

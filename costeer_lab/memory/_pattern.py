@@ -4,8 +4,17 @@ Stored per pattern (record kind ``memory.pattern``, key = the pattern id): probl
 description, the original code, its template (:func:`make_template`), tests, dependencies and
 the time it was stored, and whether the write gate verified it (``verified``, ``verification``).
 The id is a hash of problem type and template, so the same technique
-stored twice is one pattern. Its vector (problem type, description and template embedded
-together) lives in the store's ``memory.patterns`` collection.
+stored twice is one pattern. Its vector lives in the store's ``memory.patterns`` collection and
+embeds what a search embeds (:func:`pattern_text`): the description, or the problem type when
+there is no description, so a request worded like a stored description scores ~1.0. A store
+written by an older version (problem type, description and template embedded together) is
+re-embedded in this form when a memory first opens it (nothing stored is lost; the form is kept
+in a ``memory.meta`` record).
+
+A search keeps the patterns whose similarity reaches the threshold (``"calibrated"`` by default:
+the embedder's calibrated threshold, :mod:`~costeer_lab.memory._calibrate`) and ranks them by
+``similarity + outcome_weight * (success_rate - 0.5)``: of equally similar patterns, the one that
+led to success more often comes first (``PatternMatch.score``).
 
 Usage and outcomes are counted in the pattern record itself (``usage_count``, ``successes``,
 ``failures``), read-modified-written inside one store transaction — SQLite serialises write
@@ -34,15 +43,35 @@ from typing import Any
 
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
 from costeer_lab.memory._base import MemoryBase, check_text, refuse_credentials
+from costeer_lab.memory._calibrate import SPECIFIED_THRESHOLD as SPECIFIED
+from costeer_lab.memory._calibrate import calibrated_threshold
 from costeer_lab.memory._gate import check_code_security
 from costeer_lab.memory._template import make_template
 from costeer_lab.memory._verify import Verification, verify_pattern
 from costeer_lab.sandbox import Sandbox
 
-__all__ = ["PATTERN_KIND", "PatternMatch", "PatternMemory", "PatternStats"]
+__all__ = ["PATTERN_KIND", "PatternMatch", "PatternMemory", "PatternStats", "pattern_text"]
 
 PATTERN_KIND = "memory.pattern"
 OUTCOME_KIND = "memory.pattern_outcome"
+#: Record kind of the memory's own bookkeeping (the form of the stored vectors).
+META_KIND = "memory.meta"
+_FORM_KEY = "patterns.vector_form"
+#: Form of the stored pattern vectors: 2 = :func:`pattern_text` (1: type + description + template).
+VECTOR_FORM = 2
+#: A ranked search draws this many times ``limit`` candidates above the threshold to re-rank.
+_POOL = 4
+
+
+def pattern_text(problem_type: str, description: str) -> str:
+    """The text a pattern's vector embeds, and the text to search with for the same task: the
+    description, or the problem type when the description is empty.
+
+    Example:
+        >>> pattern_text("rolling mean", "20-day moving average"), pattern_text("sum", " ")
+        ('20-day moving average', 'sum')
+    """
+    return description if description.strip() else problem_type
 
 
 @dataclass(frozen=True)
@@ -77,6 +106,9 @@ class PatternMatch:
     successes: int
     failures: int
     verified: bool = False
+    #: The rank score: ``similarity + outcome_weight * (success_rate - 0.5)`` (0.5 without
+    #: outcomes).
+    score: float = 0.0
 
     @property
     def success_rate(self) -> float | None:
@@ -114,6 +146,35 @@ class PatternMemory(MemoryBase):
     #: Sandbox the write gate re-runs tests in (``None``: the process's shared sandbox).
     sandbox: Sandbox | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._migrate_vectors()
+
+    def _migrate_vectors(self) -> None:
+        """Re-embed the stored patterns when their vectors are of an older form."""
+        if self.store.read_only or self._form() == VECTOR_FORM:
+            return
+        with self.store.transaction():
+            self._lock_for_update()
+            if self._form() == VECTOR_FORM:  # another process migrated meanwhile
+                return
+            found = list(self.store.iter_records(PATTERN_KIND))
+            for start in range(0, len(found), 500):
+                batch = found[start : start + 500]
+                texts = [
+                    pattern_text(r["problem_type"], r.get("description", "")) for _, r in batch
+                ]
+                self.vectors.add([pid for pid, _ in batch], self._embed(texts))
+            self.store.put_record(
+                META_KIND,
+                _FORM_KEY,
+                {"form": VECTOR_FORM, "re_embedded": len(found), "t": time.time()},
+            )
+
+    def _form(self) -> int | None:
+        meta = self.store.get_record(META_KIND, _FORM_KEY)
+        return None if meta is None else int(meta.get("form", 0))
+
     # -- writes ------------------------------------------------------------------------------
     def store_pattern(
         self,
@@ -136,7 +197,8 @@ class PatternMemory(MemoryBase):
                 before it is stored (``memory.verify_patterns``); the pattern is then
                 ``verified``. Without runnable tests it is stored with ``verified=False``.
             dependencies: packages it needs (``["pandas"]``).
-            description: a task description; embedded with the problem type and template.
+            description: a task description; the pattern's vector embeds it (the problem type
+                when it is empty), so search with the same kind of text.
             passed: whether the code passed; ``False`` is refused.
             metadata: JSON-serializable extras kept with the pattern (its source task, …);
                 scanned for credentials like the code.
@@ -238,7 +300,7 @@ class PatternMemory(MemoryBase):
             "failures": 0,
             "verified": check.verified,
             "verification": check.reason,
-            "_text": f"{problem_type}\n{description}\n{template}",
+            "_text": pattern_text(problem_type, description),
         }
         return f"pattern:{digest}", record
 
@@ -303,44 +365,61 @@ class PatternMemory(MemoryBase):
     def search_patterns(
         self,
         description: str,
-        threshold: float | None = None,
+        threshold: float | str | None = None,
         limit: int | None = None,
         *,
         problem_type: str | None = None,
         record: bool = True,
     ) -> list[PatternMatch]:
-        """Patterns whose embedding has cosine ``>= threshold`` with ``description``, best first.
+        """Patterns whose vector has cosine ``>= threshold`` with ``description``, best first.
+
+        Ranked by ``similarity + settings.outcome_weight * (success_rate - 0.5)``: among equally
+        similar patterns, the one with more successes first.
 
         Args:
-            description: what the caller wants to solve.
-            threshold: minimum cosine similarity (default ``settings.pattern_threshold``, 0.7).
+            description: what the caller wants to solve (worded like a stored description).
+            threshold: minimum cosine similarity (default ``settings.pattern_threshold``:
+                ``"calibrated"``, the embedder's calibrated threshold; or a number).
             limit: at most this many (default ``settings.limit``, 5).
             problem_type: only patterns of this problem type.
             record: log the search (hit rate) and count a use of every returned pattern
                 (``usage_count`` then includes this use). ``False`` only looks.
         """
         check_text(description, "description")
-        threshold = self._threshold(threshold, self.settings.pattern_threshold)
+        threshold = self._pattern_threshold(threshold)
         limit = self._limit(limit)
+        weight = float(self.settings.outcome_weight)
         ids = None
         if problem_type is not None:
             ids = [
                 k for k, _ in self.store.iter_records(PATTERN_KIND, {"problem_type": problem_type})
             ]
-        hits = self.vectors.search(
-            self._embed([description])[0], limit, min_score=threshold, ids=ids
+        pool = limit if weight == 0 else limit * _POOL
+        found = self.vectors.search(
+            self._embed([description])[0], pool, min_score=threshold, ids=ids
         )
         if record:
             with self.store.transaction():
                 self._lock_for_update()
-                records = self._records([pid for pid, _ in hits])
-                for rec in records.values():
+                records = self._records([pid for pid, _ in found])
+                hits = _rank(found, records, weight)[:limit]
+                used = [(pid, records[pid]) for pid, _, _ in hits]
+                for _, rec in used:
                     rec["usage_count"] = int(rec.get("usage_count", 0)) + 1
-                self.store.put_records(PATTERN_KIND, list(records.items()))
-                self._log_search(hits, threshold)
+                self.store.put_records(PATTERN_KIND, used)
+                self._log_search([(pid, sim) for pid, sim, _ in hits], threshold)
         else:
-            records = self._records([pid for pid, _ in hits])
-        return [_match(pid, records[pid], score) for pid, score in hits if pid in records]
+            records = self._records([pid for pid, _ in found])
+            hits = _rank(found, records, weight)[:limit]
+        return [_match(pid, records[pid], sim, score) for pid, sim, score in hits]
+
+    def _pattern_threshold(self, value: float | str | None) -> float:
+        """A threshold argument or setting as a cosine (``"calibrated"``: the embedder's)."""
+        if value is None:
+            value = self.settings.pattern_threshold
+        if value == "calibrated":
+            return calibrated_threshold(self.embedder.id)
+        return self._threshold(value, SPECIFIED)
 
     def _records(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         found = self.store.get_records(PATTERN_KIND, ids)  # one query for all the hits
@@ -355,7 +434,20 @@ def _stats_of(record: dict[str, Any]) -> PatternStats:
     )
 
 
-def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
+def _rank(
+    hits: Sequence[tuple[str, float]], records: dict[str, dict[str, Any]], weight: float
+) -> list[tuple[str, float, float]]:
+    """``(id, similarity, score)`` of the hits that have a record, best score first (ties keep
+    the similarity order)."""
+    out = []
+    for pid, sim in hits:
+        if pid in records:
+            rate = _stats_of(records[pid]).success_rate
+            out.append((pid, sim, sim + weight * ((0.5 if rate is None else rate) - 0.5)))
+    return sorted(out, key=lambda h: -h[2])
+
+
+def _match(pid: str, rec: dict[str, Any], score: float, rank: float) -> PatternMatch:
     st = _stats_of(rec)
     return PatternMatch(
         id=pid,
@@ -371,6 +463,7 @@ def _match(pid: str, rec: dict[str, Any], score: float) -> PatternMatch:
         successes=st.successes,
         failures=st.failures,
         verified=bool(rec.get("verified", False)),
+        score=rank,
     )
 
 

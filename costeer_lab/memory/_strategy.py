@@ -26,7 +26,7 @@ from costeer_lab.errors import InvalidInputError, MemoryRefusedError
 from costeer_lab.memory._failure import FailureMatch
 from costeer_lab.memory._gate import check_code_security
 from costeer_lab.memory._memory import Memory
-from costeer_lab.memory._pattern import PatternMatch
+from costeer_lab.memory._pattern import PatternMatch, pattern_text
 from costeer_lab.records import (
     ErrorFix,
     Knowledge,
@@ -178,7 +178,7 @@ class MemoryStrategy:
         fixes: dict[str, tuple[ErrorFix, ...]] = {}
         for task in tasks:
             hits = memory.patterns.search_patterns(
-                f"{_problem_type(task)}\n{_task_text(task)}", self.threshold, self.limit
+                pattern_text(_problem_type(task), _task_text(task)), self.threshold, self.limit
             )
             self._handed[(run_id, task.id)] = [h.id for h in hits]
             similar[task.id] = tuple(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +17,14 @@ class MemorySettings(BaseModel):
             ``store_url``). ``sqlite:///…`` searches through a FAISS index rebuilt from the
             store; ``postgresql://…`` searches in the database (pgvector).
         embedder: embedder id of new memories (``None``: the top-level ``embedder``).
-        pattern_threshold: default cosine similarity a pattern needs to be returned.
+        pattern_threshold: default cosine similarity a pattern needs to be returned:
+            ``"calibrated"`` (the threshold calibrated for the memory's embedder at precision
+            0.9 on the project's labelled set, :func:`costeer_lab.memory.calibrate`; 0.7 for an
+            embedder without a calibration) or a number (0.7 is the specification's).
+        outcome_weight: weight of a pattern's success rate in its rank: a search orders
+            patterns by ``similarity + outcome_weight * (success_rate - 0.5)`` (a pattern without
+            outcomes counts 0.5); the threshold applies to the similarity alone. 0: similarity
+            only.
         failure_threshold: default cosine similarity a solved failure needs to be returned.
         limit: default number of results of a search.
         index_kind: FAISS index on SQLite: ``exact``, ``hnsw``, or ``auto`` (exact below
@@ -33,12 +40,17 @@ class MemorySettings(BaseModel):
 
     Example:
         >>> MemorySettings().pattern_threshold
+        'calibrated'
+        >>> MemorySettings(pattern_threshold=0.7).pattern_threshold
         0.7
     """
 
     store_url: str | None = None
     embedder: str | None = None
-    pattern_threshold: float = Field(default=0.7, ge=-1.0, le=1.0)
+    pattern_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] | Literal["calibrated"] = (
+        "calibrated"
+    )
+    outcome_weight: float = Field(default=0.1, ge=0.0, le=1.0)
     failure_threshold: float = Field(default=0.6, ge=-1.0, le=1.0)
     limit: int = Field(default=5, ge=1)
     index_kind: Literal["exact", "hnsw", "auto"] = "auto"

@@ -34,8 +34,11 @@ class RAGSettings(BaseModel):
             ``k * candidate_multiplier`` unfiltered neighbours and fall back to a filtered
             search only when fewer than ``k`` of them qualify (same answer, much faster).
         sampler: how the knowledge sampler picks among ranked candidates: ``top`` (best
-            first), ``random`` (uniform) or ``weighted`` (softmax of the scores).
+            first), ``random`` (uniform), ``weighted`` (softmax of the scores) or ``keep``
+            (each candidate kept when a seeded ``uniform() <= sampler_keep_probability``, in
+            ranked order, at most the limit).
         sampler_temperature: softmax temperature of the ``weighted`` sampler.
+        sampler_keep_probability: ``p`` of the ``keep`` sampler.
         seed: seed of the sampler; each draw is seeded by (seed, run, task, attempt, query).
         index_kind: FAISS index of the task-description collection, ``exact`` or ``hnsw``
             (``hnsw`` keeps queries fast beyond ~50k tasks; it is slower to build).
@@ -68,8 +71,9 @@ class RAGSettings(BaseModel):
     max_error_fixes: int = Field(default=2, ge=0)
     error_similarity: float = Field(default=0.9, ge=-1.0, le=1.0)
     candidate_multiplier: int = Field(default=4, ge=1)
-    sampler: Literal["top", "random", "weighted"] = "top"
+    sampler: Literal["top", "random", "weighted", "keep"] = "top"
     sampler_temperature: float = Field(default=1.0, gt=0.0)
+    sampler_keep_probability: float = Field(default=0.5, ge=0.0, le=1.0)
     seed: int = 0
     index_kind: Literal["exact", "hnsw"] = "exact"
     hnsw_m: int = Field(default=16, ge=4)

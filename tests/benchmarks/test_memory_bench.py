@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ._harness import run_benchmark
 
 
@@ -17,6 +19,17 @@ def test_memory_benchmark_json_shape(tmp_path: Path) -> None:
     assert rows[(case, "recall@10_within_0.001")] == 1.0
     assert rows[(case, "recall@10_code_queries")] == 1.0
     assert run.units[(case, "search_vs_exact_ratio")] == "x"
+    for name in ("hashing", "minilm"):  # the calibration section, per embedder
+        cal = f"calibration {name}"
+        assert rows[(cal, "precision")] >= 0.9 and 0.5 <= rows[(cal, "recall")] <= 1
+        assert rows[(cal, "threshold")] == pytest.approx(rows[(cal, "stored_threshold")], abs=1e-3)
+        assert rows[(cal, "recall_vs_specified_ratio")] > 1  # 0.7 keeps fewer matches
+        rank = f"ranking {name}"
+        assert (
+            rows[(rank, "top_is_successful_share")]
+            > rows[(rank, "top_is_successful_share_weight_0")]
+        )
+        assert run.units[(rank, "top_is_successful_vs_weight_0_ratio")] == "x"
     postgres = [r for r in doc["results"] if r["case"].startswith("postgres")]
     # FAISS is exact below 20k patterns: no ef_search sweep on that side
     assert not any("ef_search=" in r["case"] for r in doc["results"] if "sqlite" in r["case"])

@@ -362,3 +362,20 @@ def test_sampler_defaults_and_pinned_draws() -> None:
     sharp = KnowledgeSampler("weighted", seed=1, temperature=0.05)
     assert sharp.sample(items, 3, scores=scores, key=("run", "t1")) == ["a", "b", "c"]
     assert KnowledgeSampler("random", seed=2).rng(("k",)).random() == 0.4715595045407609
+
+
+def test_keep_probability_sampler_keeps_each_item_when_uniform_is_at_most_p() -> None:
+    items = list(range(400))
+    s = KnowledgeSampler("keep", seed=5, keep_probability=0.3)
+    kept = s.sample(items, 400, key=("r", "t", 1))
+    rng = s.rng(("r", "t", 1))
+    assert kept == [i for i in items if rng.random() <= 0.3]  # the rule, item by item
+    assert 80 <= len(kept) <= 160 and kept == sorted(kept)
+    assert kept == KnowledgeSampler("keep", seed=5, keep_probability=0.3).sample(
+        items, 400, key=("r", "t", 1)
+    )
+    assert s.sample(items, 10, key=("r", "t", 1)) == kept[:10]  # ranked order, at most n
+    assert KnowledgeSampler("keep", keep_probability=1.0).sample(items, 3) == [0, 1, 2]
+    assert KnowledgeSampler("keep", keep_probability=0.0).sample(items, 3) == []
+    with pytest.raises(InvalidInputError, match="keep_probability"):
+        KnowledgeSampler("keep", keep_probability=1.5)

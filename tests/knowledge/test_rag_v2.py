@@ -221,3 +221,22 @@ def test_generate_knowledge_accepts_knowledge_records(kb: KnowledgeBaseV2) -> No
     assert [a.attempt for a in kb.task_attempts("r", MA5.id)] == [1, 2]
     with pytest.raises(InvalidInputError, match="item 0"):
         rag.generate_knowledge(kb, [("not", "a", "triple")], run_id="r")  # type: ignore[list-item]
+
+
+def test_keep_probability_sampler_in_the_strategy(kb: KnowledgeBaseV2) -> None:
+    tasks = [factor(f"M{i}", f"Mean($close, {i})", f"mean close {i}") for i in range(12)]
+    kb.add_seed_knowledge([seed(t, f"c{i}") for i, t in enumerate(tasks)])
+    target = factor("T", "Mean($close, 50)", "mean close 50")
+
+    def run(s: int, p: float) -> list[str]:
+        rag = make_rag_strategy(
+            "v2", seed=s, sampler="keep", sampler_keep_probability=p, max_similar=3
+        )
+        qk = rag.query(kb, [target], {}, run_id="r", attempt=1)
+        return [x.knowledge.id for x in qk.similar_successful["f/T"]]
+
+    assert run(7, 0.5) == run(7, 0.5)
+    assert run(7, 0.0) == []
+    top = make_rag_strategy("v2", max_similar=3).query(kb, [target], {}, run_id="r", attempt=1)
+    assert run(7, 1.0) == [x.knowledge.id for x in top.similar_successful["f/T"]]
+    assert len({tuple(run(s, 0.5)) for s in range(8)}) > 1

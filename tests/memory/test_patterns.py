@@ -7,7 +7,13 @@ import pytest
 
 from costeer_lab.embed import get_embedder
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
-from costeer_lab.memory import PatternMemory, make_template, open_memory
+from costeer_lab.memory import (
+    PatternMemory,
+    calibrated_threshold,
+    make_template,
+    open_memory,
+    pattern_text,
+)
 
 MEAN = (
     "rolling mean factor",
@@ -32,7 +38,7 @@ def _fill(mem: PatternMemory) -> dict[str, str]:
 def _exact_scores(query: str) -> dict[str, float]:
     """Cosine of ``query`` with each stored text, computed here from the embedder directly."""
     emb = get_embedder("hashing")
-    texts = {p: f"{p}\n{d}\n{make_template(c)}" for p, c, d in (MEAN, MOM, REV)}
+    texts = {p: pattern_text(p, d) for p, _, d in (MEAN, MOM, REV)}
     vecs = emb.embed([query, *texts.values()])
     return {p: float(vecs[0] @ v) for p, v in zip(texts, vecs[1:], strict=True)}
 
@@ -68,11 +74,12 @@ def test_threshold_is_a_cosine_floor(store_url: str) -> None:
 def test_default_threshold_drops_unrelated_tasks(store_url: str) -> None:
     with open_memory(store_url, embedder="hashing") as memory:
         ids = _fill(memory.patterns)
+        cut = calibrated_threshold(memory.patterns.embedder.id)
         unrelated = "parse an XML configuration file and validate its schema"
-        assert max(_exact_scores(unrelated).values()) < 0.7
+        assert max(_exact_scores(unrelated).values()) < cut
         assert memory.patterns.search_patterns(unrelated) == []
         close = "moving average of the close price rolling mean factor"
-        assert _exact_scores(close)["rolling mean factor"] >= 0.7
+        assert _exact_scores(close)["rolling mean factor"] >= cut
         assert [m.id for m in memory.patterns.search_patterns(close)] == [
             ids["rolling mean factor"]
         ]

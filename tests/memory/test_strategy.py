@@ -72,7 +72,7 @@ def test_memory_arm_in_an_experiment(tmp_path: Path) -> None:
         "seed_knowledge": {"split": "train"},
         "arms": [
             {"name": "no_knowledge"},
-            {"name": "memory", "rag": "memory", "rag_options": {"threshold": 0.35}},
+            {"name": "memory", "rag": "memory", "rag_options": {"limit": 1}},
         ],
         "max_loop": 2,
         "parallelism": {"executor": "thread", "workers": 2},

@@ -247,7 +247,8 @@ def test_05_pattern_memory_dashboard(
     assert len(refused) == 1 and "OpenAI-style API key on line 2" in refused[0]
     assert "A1b2C3d4" not in refused[0]
     assert "syntax typo stored? None - syntax typo" in text
-    assert "threshold 0.9: []" in text
+    assert "threshold 0.9: []" in text and "unrelated: []" in text
+    assert "threshold calibrated: [(" in text and "calibrated: threshold 0.477" in text
 
 
 def test_07_task_context_shows_a_run_as_evidence(
