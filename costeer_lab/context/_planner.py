@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from costeer_lab.context._completion import Validator
 from costeer_lab.context._queries import walk_classes, walk_functions
+from costeer_lab.context._runs import last_code_change
 from costeer_lab.context._task import TaskContext
 
 __all__ = ["PlannedStep", "Planner", "RuleBasedPlanner"]
@@ -62,7 +63,9 @@ class RuleBasedPlanner:
     """A planner of fixed rules per task type, for offline runs and as a baseline.
 
     * ``coding_task``: write each of ``files`` not yet written with that content; run the main
-      Python file in the sandbox once after its last change; when the code lacks documentation,
+      Python file in the sandbox once after its last change (completion needs a run that exits
+      0); when the task's metadata names an ``evaluation`` (a test file), ``evaluate`` it once
+      after the last change; when the code lacks documentation,
       write ``README.md`` generated from the code's signatures and docstrings; validate once.
       It writes no code of its own: without ``files`` it has no step.
     * ``research_task``: read each of ``sources`` (files in the work directory), then
@@ -122,20 +125,16 @@ class RuleBasedPlanner:
                 )
         if not self.files:
             return None
-        last_write = max(
-            (
-                i
-                for i, a in enumerate(ctx.actions)
-                if a.type == "write_file" and str(a.inputs.get("path", "")).endswith(".py")
-            ),
-            default=-1,
-        )
-        ran = any(
-            a.type == "run_python" and a.inputs.get("path") == self.main
-            for a in ctx.actions[last_write + 1 :]
-        )
+        last_write = last_code_change(ctx)
+        since = ctx.actions[last_write + 1 :]
+        ran = any(a.type == "run_python" and a.inputs.get("path") == self.main for a in since)
         if self.main is not None and not ran:
             return PlannedStep("run_python", {"path": self.main}, f"run {self.main} to check it")
+        tests = ctx.metadata.get("evaluation")
+        if isinstance(tests, str) and tests and not any(a.type == "evaluate" for a in since):
+            return PlannedStep(
+                "evaluate", {"path": tests}, f"run the task's evaluation {tests} on the code"
+            )
         report = Validator().validate(ctx)
         if "documentation" in report.missing and ctx.file("README.md") is None:
             return PlannedStep(
