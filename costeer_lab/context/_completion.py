@@ -166,7 +166,7 @@ def _coding(ctx: TaskContext, s: ContextSettings) -> list[Requirement]:
 
 def _execution(ctx: TaskContext) -> Requirement:
     since = last_code_change(ctx)
-    runs = [a for a in ctx.actions[since + 1 :] if a.type in RUN_ACTIONS or ran_ok(a)]
+    runs = [a for a in ctx.actions[since + 1 :] if a.type in RUN_ACTIONS]
     if not runs:
         stale = any(a.type in RUN_ACTIONS for a in ctx.actions)
         why = "the code was changed after its last run" if stale else "the code was never run"

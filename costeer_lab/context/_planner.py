@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from costeer_lab.context._completion import Validator
 from costeer_lab.context._queries import walk_classes, walk_functions
 from costeer_lab.context._runs import last_code_change
+from costeer_lab.context._simulate import apply_step
 from costeer_lab.context._task import TaskContext
 
 __all__ = ["PlannedStep", "Planner", "RuleBasedPlanner"]
@@ -18,11 +20,24 @@ __all__ = ["PlannedStep", "Planner", "RuleBasedPlanner"]
 
 @dataclass(frozen=True)
 class PlannedStep:
-    """The next tool call a planner chose, and why."""
+    """A tool call a planner proposes, and why.
+
+    Attributes:
+        tool, inputs, reasoning: the call and the planner's reason for it.
+        score: how much the step is worth now (see :meth:`RuleBasedPlanner.candidate_steps`).
+        expected_evidence: the evidence types the step produces when it succeeds.
+        closes: the open completion requirements it would meet.
+        depth: 0 when it can be taken now, 1 (or more) when it waits on steps of the level
+            before it (the breadth-first level).
+    """
 
     tool: str
     inputs: Mapping[str, Any] = field(default_factory=dict)
     reasoning: str = ""
+    score: float = 0.0
+    expected_evidence: tuple[str, ...] = ()
+    closes: tuple[str, ...] = ()
+    depth: int = 0
 
 
 class Planner(Protocol):
@@ -101,47 +116,120 @@ class RuleBasedPlanner:
         self.main = main or (py[0] if py else None)
 
     def plan(self, ctx: TaskContext) -> PlannedStep | None:
-        """The next step for ``ctx`` by the rules above, or ``None``."""
+        """The best of :meth:`candidate_steps`, or ``None`` when there is none."""
+        ranked = self.candidate_steps(ctx)
+        return ranked[0] if ranked else None
+
+    #: The single-step name of :meth:`plan`.
+    next_step = plan
+
+    def candidate_steps(self, ctx: TaskContext, *, max_depth: int = 2) -> list[PlannedStep]:
+        """Every step the rules allow, scored and ranked, explored breadth-first.
+
+        Level 0 holds the steps that can be taken now. Level ``k + 1`` holds the steps that
+        become possible once every step of level ``k`` succeeded (simulated with
+        :func:`~costeer_lab.context._simulate.apply_step`, nothing is stored). A step's
+        ``closes`` are the completion requirements (the task's open questions) the
+        :class:`Validator` would count as met after it, ``expected_evidence`` the evidence
+        types it produces, and ``score = len(closes) + 0.1 × (evidence types new to the
+        task)``. Ranking: by level (breadth-first: all of a level before the next), then by
+        score; ties keep the rule order.
+
+        Example:
+            >>> p = RuleBasedPlanner(files={"a.py": "x = 1"})
+            >>> for s in p.candidate_steps(TaskContext("t", "coding_task", "Write a.py")):
+            ...     print(s.depth, s.tool, s.score, s.closes)
+            0 write_file 2.2 ('code file', 'code implementation')
+            1 run_python 1.1 ('execution',)
+            1 write_file 1.1 ('documentation',)
+            1 validate 0.1 ()
+        """
+        validator = Validator()
+        seen: set[str] = set()
+        out: list[PlannedStep] = []
+        state = ctx
+        for depth in range(max_depth):
+            level = [st for st in self._options(state) if _key(st) not in seen]
+            if not level:
+                break
+            missing = set(validator.validate(state).missing)
+            have = {e.type for e in state.evidence}
+            scored = []
+            for order, st in enumerate(level):
+                seen.add(_key(st))
+                after = apply_step(state, st.tool, st.inputs)
+                closes = tuple(
+                    m
+                    for m in validator.validate(after).requirements
+                    if m.met and m.name in missing
+                )
+                new_ev = tuple(
+                    dict.fromkeys(e.type for e in after.evidence[len(state.evidence) :])
+                )
+                gain = len(closes) + 0.1 * len([t for t in new_ev if t not in have])
+                step = replace(st, score=round(gain, 4), expected_evidence=new_ev,
+                               closes=tuple(m.name for m in closes), depth=depth)  # fmt: skip
+                scored.append((-step.score, order, step))
+            scored.sort(key=lambda t: (t[0], t[1]))
+            out += [step for _, _, step in scored]
+            for st in level:
+                state = apply_step(state, st.tool, st.inputs)
+        return out
+
+    def _options(self, ctx: TaskContext) -> list[PlannedStep]:
+        """The steps the rules allow in ``ctx`` (unscored, in rule order)."""
         if ctx.task_type == "coding_task":
             return self._coding(ctx)
+        out = []
         done = {a.type for a in ctx.actions if a.success}
+        unread = []
         if ctx.task_type == "research_task":
             read = {a.inputs.get("path") for a in ctx.actions if a.type == "read_file"}
-            for src in self.sources:
-                if src not in read:
-                    return PlannedStep("read_file", {"path": src}, f"read source {src}")
-        if self.answer is not None and "answer" not in done:
+            unread = [src for src in self.sources if src not in read]
+            out += [
+                PlannedStep("read_file", {"path": src}, f"read source {src}") for src in unread
+            ]
+        if self.answer is not None and "answer" not in done and not unread:
             why = "summarise the sources" if ctx.task_type == "research_task" else "answer"
             why += "" if ctx.task_type == "research_task" else " the question"
-            return PlannedStep("answer", {"text": self.answer, "sources": self.sources}, why)
-        return None
+            out.append(PlannedStep("answer", {"text": self.answer, "sources": self.sources}, why))
+        return out
 
-    def _coding(self, ctx: TaskContext) -> PlannedStep | None:
-        for path, content in self.files.items():
-            ref = ctx.file(path)
-            if ref is None or ref.checksum != _sha(content):
-                return PlannedStep(
-                    "write_file", {"path": path, "content": content}, f"write {path}"
-                )
-        if not self.files:
-            return None
-        last_write = last_code_change(ctx)
-        since = ctx.actions[last_write + 1 :]
+    def _coding(self, ctx: TaskContext) -> list[PlannedStep]:
+        pending = [
+            PlannedStep("write_file", {"path": path, "content": content}, f"write {path}")
+            for path, content in self.files.items()
+            if (ref := ctx.file(path)) is None or ref.checksum != _sha(content)
+        ]
+        if pending or not self.files:
+            return pending
+        out = []
+        since = ctx.actions[last_code_change(ctx) + 1 :]
         ran = any(a.type == "run_python" and a.inputs.get("path") == self.main for a in since)
         if self.main is not None and not ran:
-            return PlannedStep("run_python", {"path": self.main}, f"run {self.main} to check it")
+            out.append(
+                PlannedStep("run_python", {"path": self.main}, f"run {self.main} to check it")
+            )
         tests = ctx.metadata.get("evaluation")
         if isinstance(tests, str) and tests and not any(a.type == "evaluate" for a in since):
-            return PlannedStep(
-                "evaluate", {"path": tests}, f"run the task's evaluation {tests} on the code"
+            out.append(
+                PlannedStep(
+                    "evaluate", {"path": tests}, f"run the task's evaluation {tests} on the code"
+                )
             )
         report = Validator().validate(ctx)
         if "documentation" in report.missing and ctx.file("README.md") is None:
-            return PlannedStep(
-                "write_file",
-                {"path": "README.md", "content": _readme(ctx)},
-                "the code lacks documentation: document it from its signatures and docstrings",
+            out.append(
+                PlannedStep(
+                    "write_file",
+                    {"path": "README.md", "content": _readme(ctx)},
+                    "the code lacks documentation: document it from its signatures and docstrings",
+                )
             )
-        if not any(a.type == "validate" for a in ctx.actions[last_write + 1 :]):
-            return PlannedStep("validate", {}, "check the completion rule")
-        return None
+        if not any(a.type == "validate" for a in since):
+            out.append(PlannedStep("validate", {}, "check the completion rule"))
+        return out
+
+
+def _key(step: PlannedStep) -> str:
+    return json.dumps([step.tool, dict(step.inputs)], sort_keys=True, default=str)

@@ -3,8 +3,7 @@ with exit code 0, and its evaluation (when the task has one) passed, after its l
 
 A run is a ``run_python`` / ``execute`` / ``run`` action; it proves the code runs only when it
 succeeded *and* recorded exit code 0 in its output's ``metadata["returncode"]`` (the tool box's
-``run_python`` always does). An ``evaluate`` action that records ``returncode == 0`` ran the code
-too, so it also counts as a run. A run or verdict older than the last write of a code file
+``run_python`` always does). A run or verdict older than the last write of a code file
 proves nothing about the code as it is now.
 
 A task has an evaluation when its metadata names one (``metadata["evaluation"]``, e.g. the path
