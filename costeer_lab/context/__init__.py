@@ -37,6 +37,7 @@ from costeer_lab.context._loops import LOOP_RULES, LoopVerdict, action_key, chec
 from costeer_lab.context._manager import RichMemoryManager
 from costeer_lab.context._persist import ContextStore
 from costeer_lab.context._planner import PlannedStep, Planner, RuleBasedPlanner
+from costeer_lab.context._priority import estimate_complexity
 from costeer_lab.context._queries import CodeMatch, CrossReference, EvidenceMatch, FileMatch
 from costeer_lab.context._records import (
     EVIDENCE_TYPES,
@@ -100,6 +101,7 @@ __all__ = [
     "describe_context",
     "detect_task_type",
     "document_python",
+    "estimate_complexity",
     "extract_evidence",
     "file_type_of",
     "parse_step",
