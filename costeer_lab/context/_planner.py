@@ -10,12 +10,13 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from costeer_lab.context._completion import Validator
+from costeer_lab.context._coverage import find_test_references, is_test_file
 from costeer_lab.context._queries import walk_classes, walk_functions
 from costeer_lab.context._runs import last_code_change
 from costeer_lab.context._simulate import apply_step
 from costeer_lab.context._task import TaskContext
 
-__all__ = ["PlannedStep", "Planner", "RuleBasedPlanner"]
+__all__ = ["PlannedStep", "Planner", "RuleBasedPlanner", "document_task"]
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,19 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _readme(ctx: TaskContext) -> str:
-    """Documentation of the task's code files, generated from their signatures and docs."""
+def document_task(ctx: TaskContext) -> str:
+    """Markdown documentation of the task's code files: signatures, line ranges, complexity,
+    the first docstring line, the first docstring example and, when the task wrote test files,
+    the tests that reference each function (:func:`find_test_references`).
+
+    Example:
+        >>> from costeer_lab.context import TaskContext
+        >>> document_task(TaskContext("t", "coding_task", "Write gcd")).splitlines()[0]
+        '# Write gcd'
+    """
     lines = [f"# {ctx.task.strip().splitlines()[0][:80]}", "", "Files written for this task:", ""]
+    tests = {f.path: f.content for f in ctx.files if is_test_file(f.path)}
+    refs = find_test_references(tests)
     for f in ctx.files:
         if f.file_type != "code":
             continue
@@ -68,6 +79,12 @@ def _readme(ctx: TaskContext) -> str:
                 f"cyclomatic complexity {fn.complexity})"
             )
             lines += [f"  {d}" for d in (fn.docstring or "").splitlines()[:1]]
+            if fn.examples:
+                lines += ["  example:", "", "  ```python"]
+                lines += [f"  {x}" for x in fn.examples[0].splitlines()] + ["  ```", ""]
+            if tests and not is_test_file(f.path):
+                used = refs.get(fn.name, ())
+                lines.append(f"  tested by: {', '.join(used)}" if used else "  tested by: none")
         if f.metadata.dependencies:
             lines.append(f"- depends on: {', '.join(f.metadata.dependencies)}")
         lines.append("")
@@ -81,7 +98,8 @@ class RuleBasedPlanner:
       Python file in the sandbox once after its last change (completion needs a run that exits
       0); when the task's metadata names an ``evaluation`` (a test file), ``evaluate`` it once
       after the last change; when the code lacks documentation,
-      write ``README.md`` generated from the code's signatures and docstrings; validate once.
+      write ``README.md`` generated from the code's signatures, docstrings, docstring examples
+      and the tests that reference each function; validate once.
       It writes no code of its own: without ``files`` it has no step.
     * ``research_task``: read each of ``sources`` (files in the work directory), then
       ``answer`` with ``answer`` citing them.
@@ -222,7 +240,7 @@ class RuleBasedPlanner:
             out.append(
                 PlannedStep(
                     "write_file",
-                    {"path": "README.md", "content": _readme(ctx)},
+                    {"path": "README.md", "content": document_task(ctx)},
                     "the code lacks documentation: document it from its signatures and docstrings",
                 )
             )
