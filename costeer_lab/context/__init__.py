@@ -30,13 +30,21 @@ from costeer_lab.context._completion import (
     ValidationReport,
     Validator,
 )
+from costeer_lab.context._coverage import (
+    find_test_references,
+    is_test_file,
+    read_tests,
+    with_test_coverage,
+)
 from costeer_lab.context._detect import detect_task_type
 from costeer_lab.context._evidence import extract_evidence, file_type_of, register_file
+from costeer_lab.context._examples import docstring_examples
 from costeer_lab.context._llm_planner import LLMPlanner, describe_context, parse_step
 from costeer_lab.context._loops import LOOP_RULES, LoopVerdict, action_key, check_loops
 from costeer_lab.context._manager import RichMemoryManager
 from costeer_lab.context._persist import ContextStore
-from costeer_lab.context._planner import PlannedStep, Planner, RuleBasedPlanner
+from costeer_lab.context._planner import PlannedStep, Planner, RuleBasedPlanner, document_task
+from costeer_lab.context._priority import estimate_complexity
 from costeer_lab.context._queries import CodeMatch, CrossReference, EvidenceMatch, FileMatch
 from costeer_lab.context._records import (
     EVIDENCE_TYPES,
@@ -99,10 +107,17 @@ __all__ = [
     "check_loops",
     "describe_context",
     "detect_task_type",
+    "docstring_examples",
     "document_python",
+    "document_task",
+    "estimate_complexity",
     "extract_evidence",
     "file_type_of",
+    "find_test_references",
+    "is_test_file",
     "parse_step",
+    "read_tests",
     "register_file",
     "timeline",
+    "with_test_coverage",
 ]

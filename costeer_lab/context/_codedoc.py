@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from costeer_lab.context._examples import docstring_examples
+
 __all__ = ["ClassDoc", "CodeReference", "FunctionDoc", "Parameter", "document_python"]
 
 _DECISIONS = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Assert)
@@ -49,7 +51,12 @@ class Parameter:
 
 @dataclass(frozen=True)
 class FunctionDoc:
-    """A documented function or method (``qualname`` is dotted: ``Outer.Inner.method``)."""
+    """A documented function or method (``qualname`` is dotted: ``Outer.Inner.method``).
+
+    ``examples`` are the usage examples of its docstring (:func:`docstring_examples`);
+    ``tested_by`` the tests that reference it (``path::test``), filled by
+    :func:`with_test_coverage`.
+    """
 
     name: str
     qualname: str
@@ -63,6 +70,8 @@ class FunctionDoc:
     is_async: bool = False
     is_method: bool = False
     is_property: bool = False
+    examples: tuple[str, ...] = ()
+    tested_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +87,8 @@ class FunctionDoc:
             "is_async": self.is_async,
             "is_method": self.is_method,
             "is_property": self.is_property,
+            "examples": list(self.examples),
+            "tested_by": list(self.tested_by),
         }
 
     @classmethod
@@ -95,6 +106,8 @@ class FunctionDoc:
             is_async=bool(d.get("is_async", False)),
             is_method=bool(d.get("is_method", False)),
             is_property=bool(d.get("is_property", False)),
+            examples=tuple(d.get("examples", ())),
+            tested_by=tuple(d.get("tested_by", ())),
         )
 
     @property
@@ -115,7 +128,8 @@ class FunctionDoc:
 @dataclass(frozen=True)
 class ClassDoc:
     """A documented class: its methods (properties flagged), nested classes and complexity
-    (the sum of its methods' complexities; 0 for a class without methods)."""
+    (the sum of its methods' complexities; 0 for a class without methods); ``examples`` and
+    ``tested_by`` as in :class:`FunctionDoc`."""
 
     name: str
     qualname: str
@@ -127,6 +141,8 @@ class ClassDoc:
     methods: tuple[FunctionDoc, ...] = ()
     classes: tuple[ClassDoc, ...] = ()
     complexity: int = 0
+    examples: tuple[str, ...] = ()
+    tested_by: tuple[str, ...] = ()
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -145,6 +161,8 @@ class ClassDoc:
             "methods": [m.to_dict() for m in self.methods],
             "classes": [c.to_dict() for c in self.classes],
             "complexity": self.complexity,
+            "examples": list(self.examples),
+            "tested_by": list(self.tested_by),
         }
 
     @classmethod
@@ -160,6 +178,8 @@ class ClassDoc:
             methods=tuple(FunctionDoc.from_dict(m) for m in d.get("methods", ())),
             classes=tuple(ClassDoc.from_dict(c) for c in d.get("classes", ())),
             complexity=int(d.get("complexity", 0)),
+            examples=tuple(d.get("examples", ())),
+            tested_by=tuple(d.get("tested_by", ())),
         )
 
 
@@ -307,6 +327,7 @@ def _function(
         is_async=isinstance(node, ast.AsyncFunctionDef),
         is_method=method,
         is_property=method and is_property,
+        examples=docstring_examples(ast.get_docstring(node)),
     )
 
 
@@ -330,6 +351,7 @@ def _class(node: ast.ClassDef, prefix: str) -> ClassDoc:
         methods=tuple(methods),
         classes=tuple(nested),
         complexity=sum(m.complexity for m in methods),
+        examples=docstring_examples(ast.get_docstring(node)),
     )
 
 

@@ -5,9 +5,9 @@ Evidence counts when its confidence is at least ``ContextSettings.min_confidence
 | task type | requirements |
 |---|---|
 | ``coding_task`` | a code file that parses; ``code_implementation`` evidence; ``documentation``
-  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters; when the code
-  was run (``run_python``) or judged by an evaluator (``evaluate``), the last run and the last
-  verdict passed |
+  evidence or a code file whose docstrings exceed ``doc_min_chars`` characters; a run of the
+  code after its last change that exited 0 (``execution``, see :mod:`._runs`); when the task
+  has an evaluation, a passing verdict after the last change (``evaluation``) |
 | ``simple_question`` | an answer (a successful ``answer``/``synthesize``/``summarize`` action
   with a result, or a written file); ``synthesis`` or ``file_creation`` evidence |
 | ``research_task`` | a summary (``synthesis`` evidence, or a documentation file longer than
@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from costeer_lab.context._records import Evidence
+from costeer_lab.context._runs import RUN_ACTIONS, has_evaluation, last_code_change, ran_ok
 from costeer_lab.context._task import TaskContext
 from costeer_lab.settings import ContextSettings, get_settings
 
 __all__ = ["COMPLETION_RULES", "Requirement", "ValidationReport", "Validator"]
 
 _ANSWERS = ("answer", "synthesize", "summarize")
-_RUNS = ("run_python", "execute", "run")
 
 
 @dataclass(frozen=True)
@@ -158,17 +158,43 @@ def _coding(ctx: TaskContext, s: ContextSettings) -> list[Requirement]:
                 f"{s.doc_min_chars} characters",
             )
         )
-    for name, types in (("execution", _RUNS), ("evaluation", ("evaluate",))):
-        done = [a for a in ctx.actions if a.type in types]
-        if done:
-            last = done[-1]
-            verdict = "passed" if last.success else "failed"
-            conf = 1.0 if last.success else 0.0
-            reqs.append(
-                Requirement(name, last.success, f"last {name} ({last.id}) {verdict}",
-                            last.evidence, conf)
-            )  # fmt: skip
+    reqs.append(_execution(ctx))
+    if has_evaluation(ctx):
+        reqs.append(_evaluation(ctx))
     return reqs
+
+
+def _execution(ctx: TaskContext) -> Requirement:
+    since = last_code_change(ctx)
+    runs = [a for a in ctx.actions[since + 1 :] if a.type in RUN_ACTIONS]
+    if not runs:
+        stale = any(a.type in RUN_ACTIONS for a in ctx.actions)
+        why = "the code was changed after its last run" if stale else "the code was never run"
+        return Requirement("execution", False, f"no run of the written code: {why}")
+    last = runs[-1]
+    if ran_ok(last):
+        return Requirement("execution", True, f"last run ({last.id}) exited 0", last.evidence, 1.0)
+    code = last.outputs.metadata.get("returncode")
+    why = "recorded no exit code" if code is None else f"exited {code}"
+    if not last.success:
+        why = "failed" + ("" if code is None else f" (exit code {code})")
+    return Requirement("execution", False, f"last run ({last.id}) {why}")
+
+
+def _evaluation(ctx: TaskContext) -> Requirement:
+    done = [a for a in ctx.actions[last_code_change(ctx) + 1 :] if a.type == "evaluate"]
+    if not done:
+        named = ctx.metadata.get("evaluation")
+        what = f" ({named})" if named else ""
+        return Requirement(
+            "evaluation", False, f"the evaluation{what} was not run on the current code"
+        )
+    last = done[-1]
+    verdict = "passed" if last.success else "failed"
+    return Requirement(
+        "evaluation", last.success, f"last evaluation ({last.id}) {verdict}",
+        last.evidence, 1.0 if last.success else 0.0,
+    )  # fmt: skip
 
 
 def _question(ctx: TaskContext, s: ContextSettings) -> list[Requirement]:
@@ -239,7 +265,7 @@ class Validator:
         >>> from costeer_lab.context import TaskContext
         >>> report = Validator().validate(TaskContext("t", "coding_task", "Write a parser"))
         >>> report.completed, report.missing
-        (False, ('code file', 'code implementation', 'documentation'))
+        (False, ('code file', 'code implementation', 'documentation', 'execution'))
     """
 
     def __init__(self, settings: ContextSettings | None = None) -> None:

@@ -64,8 +64,9 @@ def parse_step(reply: str) -> PlannedStep | None:
         LLMError: the reply holds no JSON object with a string ``tool`` and object ``inputs``.
 
     Example:
-        >>> parse_step('```json\\n{"tool": "read_file", "inputs": {"path": "a.py"}}\\n```')
-        PlannedStep(tool='read_file', inputs={'path': 'a.py'}, reasoning='')
+        >>> step = parse_step('```json\\n{"tool": "read_file", "inputs": {"path": "a.py"}}\\n```')
+        >>> step.tool, step.inputs, step.reasoning
+        ('read_file', {'path': 'a.py'}, '')
     """
     match = _JSON.search(reply)
     try:

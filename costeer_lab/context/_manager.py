@@ -13,6 +13,7 @@ from costeer_lab.context._detect import detect_task_type
 from costeer_lab.context._evidence import extract_evidence, register_file
 from costeer_lab.context._loops import LoopVerdict, check_loops
 from costeer_lab.context._persist import ContextStore, check_task_id
+from costeer_lab.context._priority import check_complexity, check_priority
 from costeer_lab.context._queries import (
     CodeMatch,
     CrossReference,
@@ -96,6 +97,8 @@ class RichMemoryManager:
         task_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         exist_ok: bool = False,
+        priority: int = 0,
+        complexity: int | None = None,
     ) -> TaskContext:
         """Create (and store) the context of a new task.
 
@@ -105,16 +108,24 @@ class RichMemoryManager:
             task_id: the id to use (default: a fresh ``task-<hex>``).
             metadata: JSON-serializable extra fields.
             exist_ok: return the stored context when ``task_id`` exists instead of failing.
+            priority: higher runs first in :meth:`open_tasks` (default 0).
+            complexity: 1–5 (default: :func:`estimate_complexity` of the text).
 
         Raises:
-            InvalidInputError: empty task text, unknown task type, bad or existing task id.
+            InvalidInputError: empty task text, unknown task type, bad or existing task id,
+                a priority that is not an integer, a complexity outside 1–5.
         """
+        check_priority(priority)
+        if complexity is not None:
+            check_complexity(complexity)
         detected = detect_task_type(task)
         chosen = detected if task_type is None else task_type
         check_choice("task_type", chosen, TASK_TYPES)
         tid = check_task_id(task_id if task_id is not None else f"task-{uuid.uuid4().hex[:12]}")
         with self.store.transaction():  # another process may create the same id meanwhile
-            return self._create(chosen, detected, task, tid, metadata, exist_ok)
+            return self._create(
+                chosen, detected, task, tid, metadata, exist_ok, priority, complexity
+            )
 
     def _create(
         self,
@@ -124,6 +135,8 @@ class RichMemoryManager:
         tid: str,
         metadata: Mapping[str, Any] | None,
         exist_ok: bool,
+        priority: int,
+        complexity: int | None,
     ) -> TaskContext:
         old = self._contexts.load(tid)
         if old is not None:
@@ -132,7 +145,8 @@ class RichMemoryManager:
             raise InvalidInputError(f"task {tid!r} already exists; pass exist_ok=True to reuse it")
         now = self.clock()
         meta = {"detected_type": detected, **dict(metadata or {})}
-        ctx = TaskContext(tid, chosen, task, created_at=now, updated_at=now, metadata=meta)
+        ctx = TaskContext(tid, chosen, task, created_at=now, updated_at=now, metadata=meta,
+                          priority=priority, complexity=complexity)  # fmt: skip
         self._contexts.save(ctx)
         return ctx
 
@@ -151,6 +165,38 @@ class RichMemoryManager:
     def has_task(self, task_id: str) -> bool:
         """Whether a task with this id is stored."""
         return self._contexts.exists(task_id)
+
+    def set_priority(
+        self, task_id: str, priority: int | None = None, complexity: int | None = None
+    ) -> TaskContext:
+        """Change a task's priority and/or complexity (``None`` keeps it); returns the context.
+
+        Raises:
+            NotFoundError: unknown task. InvalidInputError: a bad priority or complexity.
+        """
+        with self.store.transaction():
+            ctx = self.get_task(task_id)
+            ctx = ctx.with_(
+                priority=ctx.priority if priority is None else check_priority(priority),
+                complexity=ctx.complexity if complexity is None else check_complexity(complexity),
+            )
+            self._contexts.save(ctx)
+            return ctx
+
+    def open_tasks(self, task_type: TaskType | None = None) -> list[str]:
+        """Ids of the tasks neither complete nor stopped, in the order to work on them: higher
+        ``priority`` first, then lower ``complexity`` (quick wins), then creation order."""
+        rows = self._contexts.headers(task_type)
+        open_ = [
+            (i, h)
+            for i, h in enumerate(rows)
+            if not h.get("complete") and not h.get("stop_reason")
+        ]
+        order = sorted(
+            open_,
+            key=lambda t: (-t[1]["priority"], t[1]["complexity"], t[1].get("created_at", 0), t[0]),
+        )
+        return [h["task_id"] for _, h in order]
 
     def list_tasks(self, task_type: TaskType | None = None) -> list[str]:
         """Ids of the stored tasks (of one type when given), in creation order."""

@@ -165,6 +165,18 @@ class ContextStore:
         where = None if task_type is None else {"task_type": task_type}
         return [key for key, _ in self.store.iter_records(TASK_KIND, where=where)]
 
+    def headers(self, task_type: str | None = None) -> list[dict[str, Any]]:
+        """The task records (of one type when given) in creation order, with ``priority`` and
+        ``complexity`` filled in for records stored before those fields existed."""
+        where = None if task_type is None else {"task_type": task_type}
+        out = []
+        for _, head in self.store.iter_records(TASK_KIND, where=where):
+            if "priority" not in head or "complexity" not in head:
+                task = TaskContext.from_dict({**head, "actions": [], "evidence": [], "files": []})
+                head = {**head, "priority": task.priority, "complexity": task.complexity}
+            out.append(head)
+        return out
+
     def iter_files(self, where: Mapping[str, Any]) -> Iterator[tuple[str, FileReference]]:
         """``(task id, file)`` of the file records matching ``where`` (top-level fields:
         ``task_id``, ``path``, ``file_type``, ``language``)."""

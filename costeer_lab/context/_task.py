@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from costeer_lab.context._priority import check_complexity, check_priority, estimate_complexity
 from costeer_lab.context._records import (
     TASK_TYPES,
     Action,
@@ -24,11 +25,16 @@ class TaskContext:
 
     A context is a snapshot: :class:`~costeer_lab.context.RichMemoryManager` returns a new one
     after each change. ``stop_reason`` is set when a loop-prevention rule stopped the task.
+    ``priority`` (higher first, default 0) and ``complexity`` (1–5; estimated from the text by
+    :func:`estimate_complexity` when not given) order the open tasks
+    (:meth:`RichMemoryManager.open_tasks`).
 
     Example:
         >>> ctx = TaskContext("t1", "simple_question", "What is 6 * 7?", created_at=0.0)
         >>> TaskContext.from_dict(ctx.to_dict()) == ctx
         True
+        >>> ctx.priority, ctx.complexity
+        (0, 1)
     """
 
     task_id: str
@@ -43,9 +49,16 @@ class TaskContext:
     updated_at: float = 0.0
     stop_reason: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    priority: int = 0
+    complexity: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("task_type", self.task_type, TASK_TYPES)
+        check_priority(self.priority)
+        if self.complexity is None:
+            object.__setattr__(self, "complexity", estimate_complexity(self.task, self.task_type))
+        else:
+            check_complexity(self.complexity)
 
     def file(self, path: str) -> FileReference | None:
         """The file registered under ``path``, or ``None``."""
@@ -72,6 +85,8 @@ class TaskContext:
             "updated_at": self.updated_at,
             "stop_reason": self.stop_reason,
             "metadata": dict(self.metadata),
+            "priority": self.priority,
+            "complexity": self.complexity,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,4 +112,7 @@ class TaskContext:
             updated_at=float(d.get("updated_at", 0.0)),
             stop_reason=d.get("stop_reason"),
             metadata=dict(d.get("metadata", {})),
+            # records stored before these fields existed: priority 0, estimated complexity
+            priority=d.get("priority", 0),
+            complexity=d.get("complexity"),
         )

@@ -1,5 +1,5 @@
-"""The agent's tools over one work directory: ``write_file``, ``read_file``, ``run_python`` (in
-the sandbox), ``answer`` and ``validate``.
+"""The agent's tools over one work directory: ``write_file``, ``read_file``, ``run_python`` and
+``evaluate`` (both in the sandbox), ``answer`` and ``validate``.
 
 Tool inputs come from a planner, which may be an LLM: a bad input (a path escaping the work
 directory, a missing file, an unknown tool) is a failed :class:`Output` the agent records, never
@@ -30,11 +30,33 @@ TOOLS: Mapping[str, str] = {
     "write_file": "path (relative), content (text)",
     "read_file": "path (relative)",
     "run_python": "path (relative .py file run as __main__ in the sandbox)",
+    "evaluate": "path (relative test file; its test_* functions are run in the sandbox)",
     "answer": "text (the answer or summary), sources (list of strings, optional)",
     "validate": "(none) — checks the task's completion rule",
 }
 _MAX_READ_CHARS = 100_000
 _MAX_WORKSPACE_FILE = 1_000_000
+_EVAL_MAIN = "_costeer_evaluate_.py"
+#: The runner ``evaluate`` puts next to the test file: it imports the test module, calls each
+#: ``test_*`` function without arguments, prints one line per test and exits 1 on any failure.
+_RUNNER = """import importlib, sys, traceback
+sys.path.insert(0, {folder!r})
+module = importlib.import_module({module!r})
+failed = 0
+for name in sorted(n for n in dir(module) if n.startswith("test_")):
+    test = getattr(module, name)
+    if not callable(test):
+        continue
+    try:
+        test()
+        print("PASS", name)
+    except Exception:
+        failed += 1
+        print("FAIL", name)
+        traceback.print_exc(limit=3)
+print("failed", failed)
+sys.exit(1 if failed else 0)
+"""
 
 
 class ToolBox:
@@ -86,6 +108,7 @@ class ToolBox:
             "write_file": self._write_file,
             "read_file": self._read_file,
             "run_python": self._run_python,
+            "evaluate": self._evaluate,
             "answer": self._answer,
         }.get(tool)
         if tool == "validate":
@@ -149,6 +172,29 @@ class ToolBox:
             "duration_s": round(result.duration_s, 4),
             "isolation": result.isolation,
             "stdout": result.stdout[-4000:],
+        }
+        return Output(result.ok, result.describe(), metadata=meta)
+
+    def _evaluate(self, inputs: Mapping[str, Any]) -> Output:
+        """Run the ``test_*`` functions of a test file in the sandbox; passed when all do."""
+        target = self._resolve(inputs)
+        if isinstance(target, str):
+            return Output(False, target)
+        if not target.is_file() or target.suffix != ".py":
+            return Output(False, f"no Python test file {inputs['path']!r} in the work directory")
+        rel = target.relative_to(self.workdir)
+        ws = self._workspace(_EVAL_MAIN)
+        runner = _RUNNER.format(folder=rel.parent.as_posix(), module=rel.stem)
+        ws = Workspace({**ws.files, _EVAL_MAIN: runner}, main_file=_EVAL_MAIN)
+        result = self.sandbox.run(ws, limits=self.limits)
+        out = result.stdout
+        meta = {
+            "returncode": result.returncode,
+            "duration_s": round(result.duration_s, 4),
+            "isolation": result.isolation,
+            "passed": [ln[5:] for ln in out.splitlines() if ln.startswith("PASS ")],
+            "failed": [ln[5:] for ln in out.splitlines() if ln.startswith("FAIL ")],
+            "stdout": out[-4000:],
         }
         return Output(result.ok, result.describe(), metadata=meta)
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from costeer_lab.context import Output
+
+#: What the tool box's run_python returns for a run that exited 0.
+RAN_OK = Output(True, "6", metadata={"returncode": 0})
+
 SHAPES = '''"""Shapes and their areas, for the documentation tests."""
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def test_writes_a_documented_solution_file_and_completes(
     result = _agent(mm, planner, tmp_path, sandbox).run("Implement gcd in Python", task_id="t")
     assert result.completed and result.stop_reason is None
     assert (tmp_path / "gcd.py").read_text(encoding="utf-8") == DOCUMENTED
-    assert [a.type for a in result.context.actions] == ["write_file"]
+    assert [a.type for a in result.context.actions] == ["write_file", "run_python"]
     (ref,) = result.files
     assert ref.metadata.functions[0].docstring is not None
     assert result.report.completed and result.report.missing == ()
@@ -131,7 +131,9 @@ def test_no_planner_step_without_a_draft(
     result = _agent(mm, RuleBasedPlanner(), tmp_path, sandbox).run("Implement a parser")
     assert not result.completed and result.n_actions == 0
     assert result.stop_reason == "planner_done: the planner has no further step"
-    assert result.report.missing == ("code file", "code implementation", "documentation")
+    assert result.report.missing == (
+        "code file", "code implementation", "documentation", "execution"
+    )  # fmt: skip
 
 
 def test_bad_tool_inputs_are_failed_actions(tmp_path: Path, sandbox: Sandbox) -> None:

@@ -16,7 +16,7 @@ from costeer_lab.context import (
 from costeer_lab.store import SQLiteStore
 
 from .conftest import Clock
-from .samples import BROKEN, DOCUMENTED, UNDOCUMENTED
+from .samples import BROKEN, DOCUMENTED, RAN_OK, UNDOCUMENTED
 
 
 def test_every_task_type_has_a_rule() -> None:
@@ -38,30 +38,35 @@ def test_coding_task_needs_code_implementation_and_documentation(mm: RichMemoryM
     mm.create_task("Implement gcd in Python", task_id="t")
     report = mm.validate("t")
     assert not report.completed and report.confidence == 0.0
-    assert report.missing == ("code file", "code implementation", "documentation")
+    assert report.missing == ("code file", "code implementation", "documentation", "execution")
     ctx = mm.add_action("t", "write_file", {}, Output(True, files={"c.py": BROKEN}))
     report = mm.validate("t")
     assert not ctx.complete and "c.py has a syntax error" in report.rationale
     ctx = mm.add_action("t", "write_file", {}, Output(True, files={"gcd.py": UNDOCUMENTED}))
     report = mm.validate("t")
     assert not ctx.complete and report.met == ("code file", "code implementation")
-    assert report.missing == ("documentation",)
+    assert report.missing == ("documentation", "execution")
     assert 0 < report.confidence < 1
     doc = "# gcd\n\n`gcd(a, b)` returns the greatest common divisor of two integers.\n"
-    ctx = mm.add_action("t", "write_file", {}, Output(True, files={"README.md": doc}))
+    ctx = mm.add_action(
+        "t", "write_file", {"path": "README.md"}, Output(True, files={"README.md": doc})
+    )
+    assert not ctx.complete and mm.validate("t").missing == ("execution",)
+    ctx = mm.add_action("t", "run_python", {"path": "gcd.py"}, RAN_OK)
     assert ctx.complete and ctx.stop_reason is None
     report = mm.validate("t")
     assert report.completed and report.missing == ()
     assert set(ctx.completion_evidence) == set(report.evidence)
     kinds = {ctx.evidence_by_id(i).type for i in ctx.completion_evidence}  # type: ignore[union-attr]
-    assert kinds == {"code_implementation", "documentation"}
+    assert kinds == {"code_implementation", "documentation", "execution"}
     assert ctx.metadata["completion"]["completed"] is True
 
 
 def test_coding_task_with_a_documented_code_file(mm: RichMemoryManager) -> None:
     mm.create_task("Implement gcd in Python", task_id="t")
     ctx = mm.add_action("t", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}))
-    assert ctx.complete
+    assert not ctx.complete
+    assert mm.add_action("t", "run_python", {"path": "gcd.py"}, RAN_OK).complete
 
 
 def test_documented_code_file_counts_without_documentation_evidence(store: SQLiteStore) -> None:
@@ -70,7 +75,8 @@ def test_documented_code_file_counts_without_documentation_evidence(store: SQLit
     settings = ContextSettings(min_confidence=0.85)
     mm = RichMemoryManager(store, settings=settings)
     mm.create_task("Implement gcd in Python", task_id="t")
-    ctx = mm.add_action("t", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}))
+    mm.add_action("t", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}))
+    ctx = mm.add_action("t", "run_python", {"path": "gcd.py"}, RAN_OK)
     assert ctx.complete
     report = Validator(settings).validate(ctx)
     assert "gcd.py documented (" in report.rationale
@@ -78,14 +84,14 @@ def test_documented_code_file_counts_without_documentation_evidence(store: SQLit
         store, settings=ContextSettings(min_confidence=0.85, doc_min_chars=500)
     )
     short.create_task("Implement gcd in Python", task_id="u")
-    assert not short.add_action(
-        "u", "write_file", {}, Output(True, files={"g.py": DOCUMENTED})
-    ).complete
+    short.add_action("u", "write_file", {}, Output(True, files={"g.py": DOCUMENTED}))
+    assert not short.add_action("u", "run_python", {"path": "g.py"}, RAN_OK).complete
 
 
 def test_coding_task_with_a_failed_evaluation_is_not_complete(mm: RichMemoryManager) -> None:
     mm.create_task("Implement gcd in Python", task_id="t")
     mm.add_action("t", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}), judge=False)
+    mm.add_action("t", "run_python", {"path": "gcd.py"}, RAN_OK, judge=False)
     ctx = mm.add_action("t", "evaluate", {}, Output(False, "gcd(12, 18) returned 0"))
     assert not ctx.complete and mm.validate("t").missing == ("evaluation",)
     ctx = mm.add_action("t", "evaluate", {"n": 2}, Output(True, "passed"))

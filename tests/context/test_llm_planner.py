@@ -62,17 +62,18 @@ def test_llm_planned_run_writes_and_completes(
     with Sandbox(Limits(wall_time_s=30, cpu_time_s=30, memory_mb=2048)) as sb:
         agent = TaskAgent(mm, planner, ToolBox(tmp_path, sandbox=sb))
         result = agent.run("Implement gcd in Python", task_id="t")
-    # the documented file completes the coding rule at once: one planning turn
-    assert result.completed and [a.type for a in result.context.actions] == ["write_file"]
+    # the documented file is not complete until it ran: two planning turns
+    actions = result.context.actions
+    assert result.completed and [a.type for a in actions] == ["write_file", "run_python"]
     assert result.context.actions[0].context.reasoning == "write the solution"
-    (request,) = server.requests_to("/v1/chat/completions")
+    request, _ = server.requests_to("/v1/chat/completions")
     body = request.body
     assert body["model"] == "planner-model" and body["temperature"] == 0.0 and body["seed"] == 0
     prompt = _user(body)
     assert "Task (coding_task): Implement gcd in Python" in prompt
     assert "- run_python:" in prompt and "Actions so far (0):" in prompt
-    assert "still misses: code file, code implementation, documentation" in prompt
-    assert len(planner.transcript) == 1
+    assert "still misses: code file, code implementation, documentation, execution" in prompt
+    assert len(planner.transcript) == 2
 
 
 def test_llm_planner_sees_the_history_and_can_finish(

@@ -15,7 +15,7 @@ from costeer_lab.context import Output, RichMemoryManager, TaskContext
 from costeer_lab.errors import InvalidInputError, NotFoundError, StoreError
 from costeer_lab.store import SQLiteStore
 
-from .samples import DOCUMENTED, SHAPES
+from .samples import DOCUMENTED, RAN_OK, SHAPES
 
 CHILD = textwrap.dedent(
     """
@@ -30,6 +30,8 @@ CHILD = textwrap.dedent(
         mm.add_action("child", "write_file", {"path": "gcd.py"},
                       Output(True, "wrote", files={"gcd.py": sys.stdin.read()}),
                       plan_id="p-1", reasoning="first draft")
+        mm.add_action("child", "run_python", {"path": "gcd.py"},
+                      Output(True, "6", metadata={"returncode": 0}))
         mm.add_action("parent", "answer", {}, Output(True, "42"))
     else:
         ctx = mm.get_task(sys.argv[3])
@@ -62,17 +64,17 @@ def test_context_written_in_one_process_is_read_in_another(tmp_path: Path) -> No
         assert parent.complete and [a.outputs.result for a in parent.actions] == ["42"]
         child = mm.get_task("child")
         assert child.complete and child.task_type == "coding_task"
-        (action,) = child.actions
+        action, _ = child.actions
         assert (action.context.plan_id, action.context.reasoning) == ("p-1", "first draft")
         assert child.files[0].metadata.functions[0].name == "gcd"
         assert [e.type for e in child.evidence] == [
-            "file_creation", "code_implementation", "documentation"
+            "file_creation", "code_implementation", "documentation", "execution"
         ]  # fmt: skip
         # and ours is read back whole by a fresh process
         mm.add_action("child", "run_python", {"path": "gcd.py"}, Output(True, "6\n"))
         expected = mm.get_task("child")
     seen = TaskContext.from_dict(json.loads(_child(db, "read", "child")))
-    assert seen == expected and len(seen.actions) == 2
+    assert seen == expected and len(seen.actions) == 3
 
 
 def test_tasks_are_isolated(mm: RichMemoryManager) -> None:
@@ -253,6 +255,7 @@ def test_context_on_postgres_is_seen_by_another_manager(postgres_url: str) -> No
         writer, reader = RichMemoryManager(first), RichMemoryManager(second)
         writer.create_task("Implement gcd in Python", task_id="pg")
         writer.add_action("pg", "write_file", {}, Output(True, files={"gcd.py": DOCUMENTED}))
+        writer.add_action("pg", "run_python", {}, RAN_OK)
         seen = reader.get_task("pg")
         assert seen == writer.get_task("pg") and seen.complete
         assert [f.path for f in seen.files] == ["gcd.py"]

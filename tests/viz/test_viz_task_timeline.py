@@ -48,7 +48,9 @@ def test_info_lists_actions_and_evidence_in_order() -> None:
 
 def test_verdicts_and_rendering() -> None:
     mm = _context()
-    ctx = mm.add_action("t", "run_python", {"path": "add.py"}, Output(True, "ok"))
+    ctx = mm.add_action(
+        "t", "run_python", {"path": "add.py"}, Output(True, "ok", metadata={"returncode": 0})
+    )
     assert get_task_timeline_info(ctx).verdict == "completed"
     mm.create_task("Tidy", task_id="g", task_type="general_task")
     for _ in range(3):
