@@ -75,7 +75,9 @@ class TaskContextHook:
         outcomes: Sequence[ImplementOutcome],
         feedbacks: Sequence[SingleFeedback],
     ) -> None:
-        """Record one step's implement and evaluate actions for each task."""
+        """Record one step's implement and evaluate actions for each task (and, for code the
+        evaluator passed, its run with exit code 0: a coding task completes only once its code
+        ran, see :mod:`costeer_lab.context._runs`)."""
         mm = self.manager
         for task, outcome, fb in zip(tasks, outcomes, feedbacks, strict=True):
             ws = outcome.workspace
@@ -108,6 +110,20 @@ class TaskContextHook:
                 reasoning=f"step {step}: coder implementation",
                 judge=False,
             )
+            if fb.succeeded:  # the evaluator ran this code to a passing verdict in its sandbox
+                mm.add_action(
+                    cid,
+                    "run",
+                    inputs,
+                    Output(
+                        success=True,
+                        result=fb.execution or "ran in the evaluator's sandbox",
+                        metadata={"step": step, "returncode": 0},
+                    ),
+                    plan_id=run_id,
+                    reasoning=f"step {step}: the evaluator's run of the code",
+                    judge=False,
+                )
             text = "\n".join(p for p in (fb.execution, fb.return_checking, fb.code) if p)
             mm.add_action(
                 cid,

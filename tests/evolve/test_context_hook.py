@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from costeer_lab.context import RichMemoryManager
+from costeer_lab.context import RichMemoryManager, Validator
 from costeer_lab.evolve import EvoAgent, EvolvingItem, EvolvingStrategy, TaskContextHook
 from costeer_lab.evolve._strategy import _coder
 from costeer_lab.store import SQLiteStore
@@ -62,8 +62,12 @@ def test_same_code_three_times_stops_the_task(store: SQLiteStore, evaluator: Any
     assert len(validations) == 3 and all(not e.metadata["passed"] for e in validations)
     # demo/b submitted BAD, CRASH, BAD, GOOD: BAD only twice, never stopped
     b = hook.context("r", "demo/b")
-    assert b is not None and b.stop_reason is None and len(b.actions) == 8
+    assert b is not None and b.stop_reason is None and len(b.actions) == 9
     assert b.actions[-1].success and b.actions[-1].type == "evaluate"
+    # the passing step's code ran in the evaluator (exit 0): only demo/b is complete
+    assert b.actions[-2].type == "run" and b.actions[-2].outputs.metadata["returncode"] == 0
+    assert {"execution", "evaluation"} <= set(Validator().validate(b).met)  # (+ documentation)
+    assert {"execution", "evaluation"} <= set(Validator().validate(a).missing)
     assert hook.stop_reason("r", "demo/b") is None and hook.context("r", "demo/zz") is None
     # the contexts are queryable like any other
     mm = RichMemoryManager(store)
