@@ -19,6 +19,14 @@ highest hybrid score (> 1: every unrelated query falls below the default ``min_s
 returns nothing); ``relevant_kept_by_min_score`` is the fraction of relevant top-5 hybrid hits
 scoring at least ``min_score``.
 
+Reranker. Hybrid retrieval with the reranker (``rerank=True``: MiniLM re-scores the best 20
+candidates, :mod:`costeer_lab.docs._rerank`): ``hybrid_rerank_recall@5`` / ``_mrr@10``, the
+gains ``rerank_gain_recall@5_ratio`` / ``rerank_gain_mrr_ratio`` (reranked / hybrid alone; > 1:
+the reranker helps), ``unrelated_max_score_hybrid_rerank`` (must stay below ``min_score``),
+``relevant_kept_by_min_score_rerank`` and the p50 query time with and without it (the
+reranker's candidate cache emptied first; ``rerank_query_time_ratio`` = with / without). Skipped
+(with a line) when the ``minilm`` extra is not installed.
+
 Ingestion. Chunks/s and MB/s of the first ingestion of each corpus, and the time of a second,
 unchanged ingestion (``reingest_speedup_ratio`` = first / second).
 
@@ -38,7 +46,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +58,7 @@ from costeer_lab.docs import (
     DocumentKB,
     IngestReport,
     LabelledQuery,
+    RetrievalScores,
     evaluate_retrieval,
     load_labelled_queries,
     write_package_readmes,
@@ -177,7 +186,58 @@ def run_quality(
         )
         results.add_ratio(case, "hybrid_vs_best_mrr_ratio", scores["hybrid"].mrr, best_mrr)
         _relevance(results, case, kb, usable)
+        _rerank(results, case, kb, usable, scores["hybrid"])
         kb.close()
+
+
+def _rerank(
+    results: Results,
+    case: str,
+    kb: DocumentKB,
+    usable: list[LabelledQuery],
+    base: RetrievalScores,
+) -> None:
+    """Hybrid quality with the reranker against hybrid alone, unrelated scores, query time."""
+    try:
+        kb.reranker()
+    except Exception as exc:  # the minilm extra is optional
+        print(f"skipping the reranker: {type(exc).__name__}: {exc}")
+        return
+    s = evaluate_retrieval(kb, usable, k=5, depth=10, mode="hybrid", min_score=0.0, rerank=True)
+    results.add(case, "hybrid_rerank_recall@5", s.recall, "fraction")
+    results.add(case, "hybrid_rerank_mrr@10", s.mrr, "fraction")
+    results.add_ratio(case, "rerank_gain_recall@5_ratio", s.recall, base.recall)
+    results.add_ratio(case, "rerank_gain_mrr_ratio", s.mrr, base.mrr)
+    top = max(
+        max((h["relevance_score"] for h in hits), default=0.0)
+        for hits in (kb.retrieve(q, n_results=1, min_score=0.0, rerank=True) for q in UNRELATED)
+    )
+    results.add(case, "unrelated_max_score_hybrid_rerank", top, "score")
+    kept = total = 0
+    for q in usable:
+        wanted = set(q.relevant)
+        for h in kb.retrieve(q.query, n_results=5, min_score=0.0, rerank=True):
+            m = h["metadata"]
+            if (str(m.get("source")), str(m.get("section_title"))) in wanted:
+                total += 1
+                kept += h["relevance_score"] >= kb.min_score
+    results.add(
+        case, "relevant_kept_by_min_score_rerank", kept / total if total else 0.0, "fraction"
+    )
+    texts = [q.query for q in usable]
+    kb._reranker = None  # a fresh reranker: candidate vectors not cached yet
+    kb.reranker()
+    p50 = {}
+    for on in (False, True):
+        it = iter(texts * 2)
+
+        def one(on: bool = on, it: Iterator[str] = it) -> object:
+            return kb.retrieve(next(it), n_results=5, rerank=on)
+
+        times = time_calls(one, repeat=len(texts))
+        p50[on] = percentile(times, 50)
+        results.add(case, f"hybrid{'_rerank' if on else ''}_query_p50", p50[on] * 1e3, "ms")
+    results.add_ratio(case, "rerank_query_time_ratio", p50[True], p50[False])
 
 
 def _relevance(results: Results, case: str, kb: DocumentKB, usable: list[LabelledQuery]) -> None:

@@ -34,6 +34,7 @@ from costeer_lab.docs._kb import DocumentKB
 from costeer_lab.docs._keyword import STOPWORDS, KeywordIndex, keyword_tokens
 from costeer_lab.docs._packages import package_readme, write_package_readmes
 from costeer_lab.docs._reading import EmptyCollectionWarning, KBReader
+from costeer_lab.docs._rerank import EmbeddingReranker, Reranker, rerank
 from costeer_lab.docs._search import MODES, Mode, SearchView
 from costeer_lab.docs._source import SUFFIXES, parse_front_matter, version_from_path
 from costeer_lab.docs._stored import FileRecord, list_collections
@@ -46,6 +47,7 @@ __all__ = [
     "Chunk",
     "Columns",
     "DocumentKB",
+    "EmbeddingReranker",
     "EmptyCollectionWarning",
     "FileRecord",
     "FileType",
@@ -54,6 +56,7 @@ __all__ = [
     "KeywordIndex",
     "LabelledQuery",
     "Mode",
+    "Reranker",
     "RetrievalScores",
     "SearchView",
     "Section",
@@ -70,6 +73,7 @@ __all__ = [
     "package_readme",
     "parse_front_matter",
     "reciprocal_rank_fusion",
+    "rerank",
     "retrieve_knowledge",
     "score_hits",
     "split_pieces",

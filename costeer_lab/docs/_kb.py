@@ -13,6 +13,7 @@ from pathlib import Path
 
 from costeer_lab.docs._ingest import IngestReport, ingest_paths, remove_files
 from costeer_lab.docs._reading import KBReader
+from costeer_lab.docs._rerank import Reranker
 from costeer_lab.docs._search import Fusion, Mode, SearchView
 from costeer_lab.docs._secrets import SecretsMode
 from costeer_lab.docs._stored import DocStore, FileRecord, check_collection_name
@@ -56,8 +57,11 @@ class DocumentKB(KBReader):
             embedder has its own vector collection; opening a collection with a new embedder
             embeds its chunks once.
         chunk_size / chunk_overlap / index_kind / rrf_k / candidates / mmr_lambda / fusion /
-            vector_weight / min_score: override the ``docs`` settings (see
-            :class:`~costeer_lab.settings.DocsSettings`).
+            vector_weight / min_score / rerank / rerank_k / rerank_weight / rerank_floor:
+            override the ``docs`` settings (see :class:`~costeer_lab.settings.DocsSettings`).
+        reranker: the reranker of ``retrieve(..., rerank=True)``: an embedder, its registry
+            name (default ``settings.docs.rerank_model``, ``minilm``) or any
+            :class:`~costeer_lab.docs.Reranker`; loaded on first use.
 
     Example:
         >>> kb = DocumentKB("demo", db_path=":memory:")
@@ -86,6 +90,11 @@ class DocumentKB(KBReader):
         fusion: str | None = None,
         vector_weight: float | None = None,
         min_score: float | None = None,
+        rerank: bool | None = None,
+        rerank_k: int | None = None,
+        reranker: str | BaseEmbedder | Reranker | None = None,
+        rerank_weight: float | None = None,
+        rerank_floor: float | None = None,
     ) -> None:
         from costeer_lab.settings import get_settings
 
@@ -108,6 +117,20 @@ class DocumentKB(KBReader):
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be in [0, 1], got {vector_weight!r}")
         self.min_score = cfg.min_score if min_score is None else min_score
+        self.rerank = cfg.rerank if rerank is None else bool(rerank)
+        self.rerank_k = cfg.rerank_k if rerank_k is None else rerank_k
+        if isinstance(self.rerank_k, bool) or not isinstance(self.rerank_k, int):
+            raise InvalidInputError(f"rerank_k must be a positive int, got {rerank_k!r}")
+        if self.rerank_k < 1:
+            raise InvalidInputError(f"rerank_k must be a positive int, got {rerank_k!r}")
+        self.rerank_weight = cfg.rerank_weight if rerank_weight is None else rerank_weight
+        if not 0.0 <= self.rerank_weight <= 1.0:
+            raise InvalidInputError(f"rerank_weight must be in [0, 1], got {rerank_weight!r}")
+        self.rerank_floor = cfg.rerank_floor if rerank_floor is None else rerank_floor
+        if not 0.0 <= self.rerank_floor < 1.0:
+            raise InvalidInputError(f"rerank_floor must be in [0, 1), got {rerank_floor!r}")
+        self.reranker_spec = cfg.rerank_model if reranker is None else reranker
+        self._reranker = None
         self.default_mode: Mode = cfg.mode
         self.progress_min_files = cfg.progress_min_files
         kind = cfg.index_kind if index_kind is None else index_kind

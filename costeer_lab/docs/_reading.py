@@ -9,6 +9,7 @@ import time
 import warnings
 from typing import Any
 
+from costeer_lab.docs._rerank import EmbeddingReranker, Reranker
 from costeer_lab.docs._search import Fusion, Mode, SearchView, rank
 from costeer_lab.docs._stored import DocStore
 from costeer_lab.embed import BaseEmbedder
@@ -37,7 +38,13 @@ class KBReader:
     fusion: Fusion
     vector_weight: float
     min_score: float
+    rerank: bool
+    rerank_k: int
+    reranker_spec: str | BaseEmbedder | Reranker
+    rerank_weight: float
+    rerank_floor: float
     default_mode: Mode
+    _reranker: Reranker | None
     _view: SearchView | None
     _embedded_version: int
 
@@ -85,6 +92,8 @@ class KBReader:
         mmr: bool = False,
         mmr_lambda: float | None = None,
         min_score: float | None = None,
+        rerank: bool | None = None,
+        rerank_k: int | None = None,
     ) -> list[dict[str, Any]]:
         """The chunks most relevant to ``query``: ``[{"content", "metadata",
         "relevance_score"}]``, best first (MMR picking order with ``mmr``), scores in [0, 1].
@@ -99,11 +108,14 @@ class KBReader:
             mmr_lambda: MMR trade-off (default ``settings.docs.mmr_lambda``).
             min_score: drop chunks scoring below it (default ``settings.docs.min_score``,
                 0.18, calibrated for hybrid mode; 0 keeps everything). An unrelated query
-                then returns ``[]``.
+                then returns ``[]``. Applied after reranking.
+            rerank: re-score the best ``rerank_k`` first-stage candidates with the reranker
+                (default ``settings.docs.rerank``; see :mod:`costeer_lab.docs._rerank`).
+            rerank_k: candidates the reranker sees (default ``settings.docs.rerank_k``).
 
         Raises:
-            InvalidInputError: a bad query, ``n_results``, mode, ``min_score`` or ``where``
-                (naming the operator).
+            InvalidInputError: a bad query, ``n_results``, mode, ``min_score``, ``rerank_k``
+                or ``where`` (naming the operator).
 
         Example:
             >>> from costeer_lab.docs import DocumentKB
@@ -114,8 +126,30 @@ class KBReader:
             ['3']
         """
         return self._search(
-            query, n_results, where, version_filter, mode, mmr, mmr_lambda, min_score=min_score
+            query,
+            n_results,
+            where,
+            version_filter,
+            mode,
+            mmr,
+            mmr_lambda,
+            min_score=min_score,
+            rerank=rerank,
+            rerank_k=rerank_k,
         )
+
+    def reranker(self) -> Reranker:
+        """The reranker (built on first use from the ``reranker`` argument, default
+        ``settings.docs.rerank_model``, with ``rerank_weight`` and ``rerank_floor``)."""
+        if self._reranker is None:
+            spec = self.reranker_spec
+            if isinstance(spec, str | BaseEmbedder):
+                self._reranker = EmbeddingReranker(
+                    spec, weight=self.rerank_weight, floor=self.rerank_floor
+                )
+            else:
+                self._reranker = spec
+        return self._reranker
 
     def search_by_topic(
         self, topic: str, n_results: int = 5, where: dict[str, Any] | None = None
@@ -155,6 +189,8 @@ class KBReader:
         *,
         topic: bool = False,
         min_score: float | None = None,
+        rerank: bool | None = None,
+        rerank_k: int | None = None,
     ) -> list[dict[str, Any]]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query must be a non-empty string, got {query!r:.60}")
@@ -163,6 +199,10 @@ class KBReader:
             raise InvalidInputError(f"min_score must be a number in [0, 1], got {floor!r}")
         if isinstance(n_results, bool) or not isinstance(n_results, int) or n_results < 1:
             raise InvalidInputError(f"n_results must be a positive int, got {n_results!r}")
+        k = self.rerank_k if rerank_k is None else rerank_k
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"rerank_k must be a positive int, got {k!r}")
+        use_rerank = self.rerank if rerank is None else rerank
         view = self.view()
         if version_filter is not None:
             if not isinstance(version_filter, str):
@@ -198,6 +238,8 @@ class KBReader:
             fusion=self.fusion,
             vector_weight=self.vector_weight,
             min_score=float(floor),
+            reranker=self.reranker() if use_rerank else None,
+            rerank_k=k,
         )
         return [
             {

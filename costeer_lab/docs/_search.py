@@ -6,9 +6,11 @@ gives the cosine similarity clipped at 0; keyword mode the BM25 score divided by
 score any chunk could reach for the query (:meth:`KeywordIndex.relevance`); hybrid mode the
 weighted mean of both, computed for every candidate of either ranking (``fusion="rrf"`` gives
 the former rank fusion instead: the top hit always 1). An unrelated query therefore scores low
-and ``min_score`` can drop it. Chunks that pass the filter but score nothing in keyword mode
-fill the list with score 0 (when ``min_score`` is 0), so ``n`` results come back whenever
-``n`` chunks match.
+and ``min_score`` can drop it. With a reranker (:mod:`costeer_lab.docs._rerank`) the best
+``rerank_k`` candidates are re-scored (a weighted mean of the reranker's similarity and the
+first-stage score, still in ``[0, 1]``) before ``min_score`` and MMR apply. Chunks that pass
+the filter but score nothing in keyword mode fill the list with score 0 (when ``min_score``
+is 0), so ``n`` results come back whenever ``n`` chunks match.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy.typing as npt
 from costeer_lab.docs._filter import Columns, evaluate_where
 from costeer_lab.docs._fusion import mmr_select, reciprocal_rank_fusion
 from costeer_lab.docs._keyword import KeywordIndex
+from costeer_lab.docs._rerank import Reranker, candidate_text, rerank
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.index import VectorCollection
 
@@ -176,6 +179,8 @@ def rank(
     fusion: Fusion = "score",
     vector_weight: float = 0.5,
     min_score: float = 0.0,
+    reranker: Reranker | None = None,
+    rerank_k: int = 20,
 ) -> list[Ranked]:
     """The ``n`` best chunks for ``query`` among the rows of ``mask``.
 
@@ -187,7 +192,10 @@ def rank(
             the keyword relevance is the better of content and titles).
         fusion: ``score`` (weighted mean of calibrated similarities) or ``rrf`` (ranks).
         vector_weight: weight of the cosine in score fusion.
-        min_score: drop candidates scoring below it (before MMR).
+        min_score: drop candidates scoring below it (after reranking, before MMR).
+        reranker: when set, re-score the best ``max(rerank_k, n)`` candidates with it (see
+            :func:`~costeer_lab.docs._rerank.rerank`); the others are dropped.
+        rerank_k: how many first-stage candidates the reranker sees.
 
     Raises:
         InvalidInputError: an unknown mode or fusion.
@@ -196,7 +204,10 @@ def rank(
         raise InvalidInputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if fusion not in ("score", "rrf"):
         raise InvalidInputError(f"fusion must be 'score' or 'rrf', got {fusion!r}")
-    pool = max(n, candidates) if (mode == "hybrid" or mmr_lambda is not None or topic) else n
+    wide = mode == "hybrid" or mmr_lambda is not None or topic or reranker is not None
+    pool = max(n, candidates) if wide else n
+    if reranker is not None:
+        pool = max(pool, rerank_k)
     rankings: list[list[Ranked]] = []
     if topic:
         rankings.append(_keyword_ranking(view.titles, query, pool, mask, fill=False))
@@ -212,6 +223,10 @@ def rank(
         indexes = [view.keyword, view.titles] if topic else [view.keyword]
         weight = 0.0 if mode == "keyword" else vector_weight
         ranked = _score_fusion(view, vectors, query, rankings, indexes, weight)
+    if reranker is not None:
+        top = ranked[: max(rerank_k, n)]
+        texts = [candidate_text(view.metadata[r.row], view.contents[r.row]) for r in top]
+        ranked = rerank(query, top, texts, reranker, max(rerank_k, n))
     if min_score > 0:
         ranked = [r for r in ranked if r.score >= min_score]
     if mmr_lambda is None or len(ranked) <= 1:

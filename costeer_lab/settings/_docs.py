@@ -48,6 +48,17 @@ class DocsSettings(BaseModel):
             unrelated queries of ``benchmarks/docs.py`` score at most 0.16 with both offline
             embedders, and 93 % (hashing) / 97 % (MiniLM) of the relevant top-5 hits score
             above it. Vector-mode cosines run higher: raise it for ``vector`` mode.
+        rerank: re-score the best ``rerank_k`` candidates of every retrieval with the
+            reranker (``retrieve(..., rerank=)`` overrides it); see
+            :mod:`costeer_lab.docs._rerank` and ``benchmarks/docs.py`` for its measured gain.
+        rerank_k: how many first-stage candidates the reranker re-scores.
+        rerank_model: the reranker's embedder (cosine of the query and each candidate with
+            its section path); ``minilm`` runs offline.
+        rerank_weight: weight of the reranker's similarity in the final score (the
+            first-stage score gets ``1 - rerank_weight``; the result stays in [0, 1], so
+            ``min_score`` keeps its meaning).
+        rerank_floor: the reranker cosine mapped to similarity 0 (MiniLM gives unrelated
+            texts about 0.15).
         rrf_k: the reciprocal rank fusion constant (``fusion="rrf"``).
         candidates: each ranking fused by hybrid retrieval (and offered to MMR) holds
             ``max(candidates, 4 * n_results)`` chunks.
@@ -70,6 +81,11 @@ class DocsSettings(BaseModel):
     fusion: Literal["score", "rrf"] = "score"
     vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     min_score: float = Field(default=0.18, ge=0.0, le=1.0)
+    rerank: bool = False
+    rerank_k: int = Field(default=20, ge=1)
+    rerank_model: str = "minilm"
+    rerank_weight: float = Field(default=0.7, ge=0.0, le=1.0)
+    rerank_floor: float = Field(default=0.15, ge=0.0, lt=1.0)
     rrf_k: int = Field(default=60, ge=0)
     candidates: int = Field(default=40, ge=1)
     mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -29,6 +29,18 @@ def test_docs_benchmark_json_shape(tmp_path: Path) -> None:
     assert values[(quality, "unrelated_below_min_score_ratio")] > 1.0
     assert values[(quality, "relevant_kept_by_min_score")] >= 0.8
     assert values[(quality, "ingest_chunks_per_s")] > 0
+    # issue 26: the reranker's gain, with and without it on the same queries
+    for metric in ("hybrid_rerank_recall@5", "hybrid_rerank_mrr@10"):
+        assert 0.0 < values[(quality, metric)] <= 1.0, metric
+    for name, base, reranked in (
+        ("rerank_gain_recall@5_ratio", "hybrid_recall@5", "hybrid_rerank_recall@5"),
+        ("rerank_gain_mrr_ratio", "hybrid_mrr@10", "hybrid_rerank_mrr@10"),
+    ):
+        assert run.units[(quality, name)] == "x"
+        expected = values[(quality, reranked)] / values[(quality, base)]
+        assert math.isclose(values[(quality, name)], expected)
+    assert values[(quality, "unrelated_max_score_hybrid_rerank")] < values[(quality, "min_score")]
+    assert (quality, "rerank_query_time_ratio") in values
     latency = "synthetic N=300"
     for metric in ("exact_hybrid_p50", "hnsw_hybrid_p99", "hnsw_hybrid_filter10%_p50"):
         assert run.units[(latency, metric)] == "ms"
