@@ -249,6 +249,24 @@ def test_05_pattern_memory_dashboard(
     assert "syntax typo stored? None - syntax typo" in text
     assert "threshold 0.9: []" in text and "unrelated: []" in text
     assert "threshold calibrated: [(" in text and "calibrated: threshold 0.477" in text
+    # the write gate: the static security check refuses each poisoned pattern with rule and line
+    gate = [line for line in text.splitlines() if line.startswith("gate refused (")]
+    assert len(gate) == 4, gate
+    assert (
+        gate[0].startswith("gate refused (security:eval-exec):")
+        and "eval-exec on line 3" in gate[0]
+    )
+    assert gate[1].startswith("gate refused (security:shell-command):")
+    assert "subprocess.call(..., shell=True)" in gate[1] and "on line 4" in gate[1]
+    assert gate[2].startswith("gate refused (security:unsafe-deserialization):")
+    assert "pickle.loads" in gate[2] and "on line 4" in gate[2]
+    # ... and the sandbox re-run refuses code whose tests fail, whatever passed=True said
+    assert gate[3].startswith("gate refused (tests_failed):")
+    assert "the tests failed in the sandbox: AssertionError" in gate[3]
+    assert "findings of check_code_security: ['shell-command on line 4:" in text
+    assert "'square a number' finds 'square a number', verified: True" in text
+    assert "'cube a number' finds 'cube a number', verified: False" in text
+    assert "patterns stored: 2" in text  # nothing refused was stored
 
 
 def test_07_task_context_shows_a_run_as_evidence(
@@ -266,22 +284,65 @@ def test_07_task_context_shows_a_run_as_evidence(
     assert "completion evidence: ev-0002, ev-0005, ev-0003" in text
     assert "completed: False; stopped by repeated_action" in text
     assert "taken 3 times; the limit is 3" in text
+    # a coding task is not complete until its code, as it is now, ran and exited 0
+    assert (
+        "written, never run: complete False; missing "
+        "{'execution': 'no run of the written code: the code was never run'}"
+    ) in text
+    assert (
+        "run: complete False; missing {'execution': 'last run (act-0002) failed (exit code 3)'}"
+        in text
+    )
+    assert (
+        "rewritten: complete False; missing "
+        "{'execution': 'no run of the written code: the code was changed after its last run'}"
+    ) in text
+    assert "run output: 11.166666666666666 - exit code 0" in text
+    assert "rewritten and run: complete True; missing {}" in text
+    assert "stored as complete: True" in text
+    # scored candidate steps, breadth-first; priority then complexity orders the open tasks
+    assert "plan() picks: write_file mean_price.py" in text
+    assert "open tasks, in order: ['fix-import', 'pipeline', 'tidy-notes', 'plan-demo']" in text
     assert mime_count(nb, "image/png") == 1  # the timeline
     tables = [o["data"]["text/plain"] for o in outputs(nb) if "text/plain" in o.get("data", {})]
     assert any("code_implementation" in t and "execution" in t for t in tables)
     assert any("moving_average(prices, window=5)" in t for t in tables)
+    candidates = [t for t in tables if "expected evidence" in t]
+    assert (
+        len(candidates) == 1 and "code file, code implementation, documentation" in candidates[0]
+    )
+    assert "run_python" in candidates[0] and "execution" in candidates[0]
+    assert any("priority" in t and "complexity" in t and "fix-import" in t for t in tables)
     # what the notebook shows is what the store holds
     from costeer_lab.context import RichMemoryManager
 
     with SQLiteStore(out / "context.db") as store:
         memory = RichMemoryManager(store)
-        assert memory.list_tasks() == ["coding-demo", "stuck-demo"]
+        assert memory.list_tasks() == [
+            "coding-demo",
+            "stuck-demo",
+            "exit-demo",
+            "plan-demo",
+            "tidy-notes",
+            "fix-import",
+            "pipeline",
+        ]
         coding = memory.get_task("coding-demo")
         assert coding.complete and [f.path for f in coding.files] == [
             "moving_average.py",
             "README.md",
         ]
         assert memory.get_task("stuck-demo").metadata["stop_rule"] == "repeated_action"
+        runs = [a for a in memory.get_task("exit-demo").actions if a.type == "run_python"]
+        assert [a.outputs.metadata["returncode"] for a in runs] == [3, 0]
+        assert memory.get_task("exit-demo").complete
+        assert memory.get_task("fix-import").priority == 5
+        assert memory.get_task("pipeline").complexity == 4  # estimated: three listed items
+    assert (
+        (out / "work-exit" / "mean_price.py")
+        .read_text(encoding="utf-8")
+        .startswith('"""Print the mean of a list of prices."""')
+    )
     assert (out / "work-coding" / "moving_average.py").is_file()
     assert list(tmp_path.iterdir()) == [out]  # nothing written into the kernel's directory
 
@@ -309,7 +370,31 @@ def test_06_document_kb(
         if "text/plain" in o.get("data", {}) and "recall@5" in o["data"]["text/plain"]
     ]
     assert len(quality) == 1
+    tables = [o["data"]["text/plain"] for o in outputs(nb) if "text/plain" in o.get("data", {})]
     assert all(mode in quality[0] for mode in ("vector", "keyword", "hybrid"))
+    # relevance with a meaning: an unrelated query scores below min_score and finds nothing
+    assert "min_score: 0.18 (fusion 'score'" in text
+    for query in ("bake a chocolate cake", "zzzz qqqq"):
+        found = re.search(rf"'{query}': best hybrid score (\d\.\d+), 0 result\(s\) kept", text)
+        assert found and float(found[1]) < 0.18, text
+    related = re.search(r"'show a progress bar': best hybrid score (\d\.\d+), (\d+) result", text)
+    assert related and float(related[1]) >= 0.18 and int(related[2]) >= 1
+    assert any("rrf (top hit)" in t and "kept by min_score" in t for t in tables)
+    # $contains on the content and on a metadata field
+    contains = re.search(r"content holds 'max_retries': True \((\d+) hit\(s\)\)", text)
+    assert contains and int(contains[1]) >= 1
+    assert "section title holds 'Install': True" in text
+    assert not any(t.startswith("Empty DataFrame") for t in tables)  # every filter finds chunks
+    # the secret scan: the planted key is redacted at ingestion, or the document refused
+    assert "secrets redacted: 1" in text and "key handed back: False" in text
+    assert "aws_access_key_id = [REDACTED AWS access key id]" in text
+    assert (
+        "InvalidInputError: refusing to ingest 'deploy-copy.md': it contains an AWS access key id "
+        "on line 6"
+    ) in text
+    assert "documents in team_notes: ['deploy.md']" in text
+    fake_key = "AKIA" + "IOSFODNN7EXAMPLE"
+    assert fake_key not in text and not any(fake_key in t for t in tables)
     assert list(tmp_path.iterdir()) == [out]  # nothing written into the working directory
 
 
