@@ -8,9 +8,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from costeer_lab.context._append import append_action
 from costeer_lab.context._completion import ValidationReport, Validator
 from costeer_lab.context._detect import detect_task_type
-from costeer_lab.context._evidence import extract_evidence, register_file
 from costeer_lab.context._loops import LoopVerdict, check_loops
 from costeer_lab.context._persist import ContextStore, check_task_id
 from costeer_lab.context._priority import check_complexity, check_priority
@@ -27,9 +27,7 @@ from costeer_lab.context._records import (
     EVIDENCE_TYPES,
     FILE_TYPES,
     TASK_TYPES,
-    Action,
     ActionContext,
-    FileReference,
     Output,
     TaskType,
     check_choice,
@@ -242,50 +240,21 @@ class RichMemoryManager:
     ) -> TaskContext:
         ctx = self.get_task(task_id)
         now = self.clock()
-        seq = len(ctx.actions) + 1
-        action_id = f"act-{seq:04d}"
-        new_files: list[FileReference] = []
-        files = {f.path: f for f in ctx.files}
-        for path, content in output.files.items():
-            ref = register_file(
-                path,
-                content,
-                file_id=f"file-{len(files) + 1:04d}",
-                action_id=action_id,
-                now=now,
-                previous=files.get(path),
-            )
-            files[path] = ref
-            new_files.append(ref)
-        evidence = extract_evidence(
+        done = append_action(
+            ctx,
             action_type,
-            action_id,
             inputs,
             output,
-            new_files,
             now=now,
-            first_index=len(ctx.evidence) + 1,
             doc_min_chars=self.settings.doc_min_chars,
+            action_context=ActionContext(plan_id, reasoning),
         )
-        action = Action(
-            id=action_id,
-            type=action_type,
-            inputs=dict(inputs),
-            outputs=output,
-            timestamp=now,
-            success=output.success,
-            evidence=tuple(e.id for e in evidence),
-            context=ActionContext(plan_id, reasoning),
-        )
-        ctx = ctx.with_(
-            actions=(*ctx.actions, action),
-            evidence=(*ctx.evidence, *evidence),
-            files=tuple(files.values()),
-            updated_at=now,
-        )
+        ctx = done.context.with_(updated_at=now)
         if judge and not ctx.complete and ctx.stop_reason is None:
             ctx = self._judge(ctx, now)
-        self._contexts.save(ctx, actions=[action], evidence=evidence, files=new_files)
+        self._contexts.save(
+            ctx, actions=[done.action], evidence=done.evidence, files=done.new_files
+        )
         return ctx
 
     def _judge(self, ctx: TaskContext, now: float) -> TaskContext:

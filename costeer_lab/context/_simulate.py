@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from costeer_lab.context._evidence import extract_evidence, register_file
-from costeer_lab.context._records import Action, Output
+from costeer_lab.context._append import append_action
+from costeer_lab.context._records import Output
 from costeer_lab.context._task import TaskContext
 
 __all__ = ["apply_step", "expected_output"]
@@ -47,34 +47,6 @@ def apply_step(
         ['synthesis']
     """
     output = expected_output(tool, inputs)
-    action_id = f"act-{len(ctx.actions) + 1:04d}"
-    files = {f.path: f for f in ctx.files}
-    new = []
-    for path, content in output.files.items():
-        ref = register_file(
-            path,
-            content,
-            file_id=f"file-{len(files) + 1:04d}",
-            action_id=action_id,
-            now=ctx.updated_at,
-            previous=files.get(path),
-        )
-        files[path] = ref
-        new.append(ref)
-    evidence = extract_evidence(
-        tool,
-        action_id,
-        inputs,
-        output,
-        new,
-        now=ctx.updated_at,
-        first_index=len(ctx.evidence) + 1,
-        doc_min_chars=doc_min_chars,
-    )
-    action = Action(action_id, tool, dict(inputs), output, ctx.updated_at, True,
-                    tuple(e.id for e in evidence))  # fmt: skip
-    return ctx.with_(
-        actions=(*ctx.actions, action),
-        evidence=(*ctx.evidence, *evidence),
-        files=tuple(files.values()),
-    )
+    return append_action(
+        ctx, tool, inputs, output, now=ctx.updated_at, doc_min_chars=doc_min_chars
+    ).context
