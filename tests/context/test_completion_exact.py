@@ -263,6 +263,7 @@ def test_what_counts_as_a_run_that_exited_0() -> None:
 
 def test_last_code_change_and_has_evaluation() -> None:
     docs = act("a2", "write_file", files={"README.md": DOC})
+    assert last_code_change(ctx(actions=(docs, docs))) == -1
     assert last_code_change(ctx(actions=(WROTE, docs))) == 0
     assert last_code_change(ctx(actions=(docs, WROTE, docs))) == 1
     assert not has_evaluation(ctx(metadata={"evaluation": ""}))

@@ -33,6 +33,9 @@ def test_five_secrets_are_all_listed() -> None:
 
 
 def test_past_five_the_rest_are_counted() -> None:
+    assert refusal(keys(6)) == (
+        f"refusing to ingest 'notes.md': it contains {listed(5)} and 1 more{ADVICE}"
+    )
     assert refusal(keys(7)) == (
         f"refusing to ingest 'notes.md': it contains {listed(5)} and 2 more{ADVICE}"
     )

@@ -62,6 +62,13 @@ EXACT: list[tuple[str, list[str]]] = [
         ],
     ),
     (
+        "import yaml\nyaml.unsafe_load_all(s)",
+        [
+            "yaml-load on line 2: yaml.unsafe_load_all without Loader=yaml.SafeLoader can build "
+            "arbitrary objects"
+        ],
+    ),
+    (
         "import yaml\nyaml.unsafe_load(s)",
         [
             "yaml-load on line 2: yaml.unsafe_load without Loader=yaml.SafeLoader can build "
@@ -137,6 +144,8 @@ SAFE = [
     "import yaml\nyaml.load(s, yaml.SafeLoader)",
     "import yaml\nyaml.load(s, Loader=yaml.CSafeLoader)",
     "from yaml import load, BaseLoader\nload(s, Loader=BaseLoader)",
+    "import yaml\nyaml.load(s, Loader=yaml.loader.SafeLoader)",  # the last name counts
+    "import yaml\nyaml.load(s, Loader=SafeLoader)",  # a loader by its bare name
     "import subprocess\nsubprocess.run(c, shell=False)",
     "import requests\nrequests.get(u, verify=True)",
     "from .pickle import loads\nloads(b)",  # a relative import: the project's own module
