@@ -107,3 +107,29 @@ def test_columns_are_built_once_and_typed() -> None:
     assert cols.rows_equal("source", "a").tolist() == [0, 3]
     assert cols.rows_equal("source", "zz").tolist() == []
     assert cols.rows_equal("n", 1).dtype.name == "int64"
+
+
+def test_missing_and_unhashable_values_skip_only_their_row() -> None:
+    rows: list[dict[str, Any]] = [{}, {"a": [1]}, {"a": 1}, {"a": None}]
+    cols = Columns(rows)
+    assert evaluate_where({"a": 1}, cols).tolist() == [False, False, True, False]
+    assert evaluate_where({"a": None}, cols).tolist() == [False, False, False, True]
+    assert evaluate_where({"b": None}, cols).tolist() == [False] * 4  # missing is not null
+
+
+def test_every_key_of_a_mapping_restricts_the_result() -> None:
+    assert match({"n": {"$gte": 1}, "source": "a"}) == [0]
+    cols = Columns(ROWS, contents=["retry", "retry", "x", "x", "retry"])
+    assert evaluate_where({"source": "a", "$contains": "retry"}, cols).tolist() == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+
+
+def test_only_the_version_field_compares_naturally() -> None:
+    rows = [{"name": "item10", "version": "item10"}]
+    assert evaluate_where({"name": {"$gt": "item9"}}, Columns(rows)).tolist() == [False]
+    assert evaluate_where({"version": {"$gt": "item9"}}, Columns(rows)).tolist() == [True]

@@ -42,6 +42,8 @@ def test_the_lowest_threshold_reaching_the_precision() -> None:
     assert cal.embedder_id == "table@1:2"
     looser = calibrate(TableEmbedder(), FIVE, precision=0.75)
     assert (looser.threshold, looser.precision, looser.recall) == (0.499999, 0.75, 1.0)
+    every = calibrate(TableEmbedder(), FIVE, precision=0.6)  # the cut below the last pair
+    assert (every.threshold, every.precision, every.recall) == (0.299999, 0.6, 1.0)
 
 
 def test_without_a_reaching_threshold_the_best_precision_is_kept() -> None:
@@ -59,6 +61,8 @@ def test_bad_calibration_inputs_are_named() -> None:
     with pytest.raises(InvalidInputError) as err:
         calibrate(TableEmbedder(), FIVE, precision=0)
     assert str(err.value) == "precision must be in (0, 1], got 0"
+    with pytest.raises(InvalidInputError, match=r"got 1\.5$"):
+        calibrate(TableEmbedder(), FIVE, precision=1.5)
     with pytest.raises(InvalidInputError, match=r"^calibration needs both matching and non-"):
         calibrate(TableEmbedder(), pairs((0.9, True)))
 
