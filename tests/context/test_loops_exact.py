@@ -48,6 +48,8 @@ def test_inputs_of_exactly_120_characters_are_shown_whole() -> None:
     inputs = {"content": "x" * 105}  # {"content": "xxx…"} is 120 characters
     verdict = check_loops(_repeated(inputs), now=0.0, settings=ContextSettings())
     assert verdict is not None and '"content": "' + "x" * 105 + '"} taken 3' in verdict.reason
+    longer = check_loops(_repeated({"content": "x" * 106}), now=0.0, settings=ContextSettings())
+    assert longer is not None and '"content": "' + "x" * 104 + "... taken 3" in longer.reason
 
 
 def test_the_stall_rule_fires_only_past_stall_seconds() -> None:
