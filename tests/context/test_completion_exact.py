@@ -269,3 +269,16 @@ def test_last_code_change_and_has_evaluation() -> None:
     assert not has_evaluation(ctx(metadata={"evaluation": ""}))
     assert has_evaluation(ctx(metadata={"evaluation": "t.py"}))
     assert has_evaluation(ctx(actions=(act("a1", "evaluate", False),)))
+
+
+def test_gaps_found_by_mutation() -> None:
+    # written code that never ran is "never run", not "changed after its last run"
+    assert reqs(ctx(actions=(WROTE,)))["execution"][1] == (
+        "no run of the written code: the code was never run"
+    )
+    # a synthesis naming no sources is a summary without sources
+    c = ctx("research_task", evidence=(ev("e1", "synthesis", 0.8),))
+    assert reqs(c)["sources"] == (False, "no sources named or read", (), 0.0)
+    # a failed action is no result, whatever it returned
+    failed = ctx("general_task", actions=(act("a1", "list", False, result="3"),))
+    assert reqs(failed)["result"] == (False, "no successful action with a result", (), 0.0)
