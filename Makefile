@@ -96,9 +96,13 @@ VERDICT := costeer_lab.evaluate._factor_compare costeer_lab.evaluate._factor_che
 	costeer_lab.evaluate._factor_mismatch costeer_lab.evaluate._factor_parquet \
 	costeer_lab.evaluate._plaindata costeer_lab.evaluate._pyfunc_answers \
 	costeer_lab.evaluate._pyfunc_feedback costeer_lab.sandbox._status
+## the decision modules of the memories (issue 26: pattern/failure memory, document KB, context)
+MEMORIES := costeer_lab.memory._gate costeer_lab.memory._calibrate costeer_lab.memory._pattern \
+	costeer_lab.docs._filter costeer_lab.docs._search costeer_lab.docs._secrets \
+	costeer_lab.context._completion costeer_lab.context._runs costeer_lab.context._loops
 MUTATE := $(VERDICT) costeer_lab._fingerprint costeer_lab.knowledge._error_query \
 	costeer_lab.knowledge._retrieve costeer_lab.knowledge._sampler costeer_lab.store._codec \
-	costeer_lab.store._factory costeer_lab.experiment._metrics
+	costeer_lab.store._factory costeer_lab.experiment._metrics $(MEMORIES)
 mutation: setup
 	rm -rf mutants
 	$(BIN)/python tools/mutation_score.py --run --doc docs/testing.md $(MUTATE)

@@ -59,6 +59,15 @@ DESCRIPTIONS = {
     "costeer_lab.evaluate._pyfunc_answers": "verdict: function answers",
     "costeer_lab.evaluate._pyfunc_feedback": "verdict: function feedback",
     "costeer_lab.sandbox._status": "verdict: sandbox run status",
+    "costeer_lab.memory._gate": "memory write gate: security rules",
+    "costeer_lab.memory._calibrate": "memory threshold calibration",
+    "costeer_lab.memory._pattern": "pattern memory",
+    "costeer_lab.docs._filter": "document metadata filters",
+    "costeer_lab.docs._search": "document ranking",
+    "costeer_lab.docs._secrets": "document secret screen",
+    "costeer_lab.context._completion": "task completion rules",
+    "costeer_lab.context._runs": "task run / evaluation requirement",
+    "costeer_lab.context._loops": "task loop prevention",
 }
 _STATUS_RE = re.compile(r"^\s*(?P<name>\S+): (?P<status>.+?)\s*$")
 

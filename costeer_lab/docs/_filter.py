@@ -88,8 +88,8 @@ class Columns:
         return col
 
     def rows_equal(self, field: str, value: Any) -> npt.NDArray[np.int64]:
-        """Rows whose ``field`` equals ``value`` (type-aware, see :func:`_same`); an index of
-        the column by value is built on first use."""
+        """Rows whose ``field`` equals ``value``, type-aware (``1 == True`` is false here,
+        ``1 == 1.0`` is true); an index of the column by value is built on first use."""
         groups = self._groups.get(field)
         if groups is None:
             found: dict[tuple[str | None, Any], list[int]] = {}
@@ -136,7 +136,7 @@ def _check_scalar(field: str, op: str, value: Any) -> None:
         )
 
 
-def check_where(where: Any, _depth: int = 0) -> None:
+def check_where(where: Any) -> None:
     """Validate a filter; the error names the bad operator or value.
 
     Raises:
@@ -154,7 +154,7 @@ def check_where(where: Any, _depth: int = 0) -> None:
             if not isinstance(value, list | tuple) or not value:
                 raise InvalidInputError(f"where: {key} needs a non-empty list of filters")
             for sub in value:
-                check_where(sub, _depth + 1)
+                check_where(sub)
         elif key == "$contains":
             _check_contains("the content", value)
         elif key.startswith("$"):
@@ -201,11 +201,6 @@ def _check_op(field: str, op: Any, arg: Any) -> None:
             )
     else:
         _check_scalar(field, op, arg)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Type-aware equality: ``1 == True`` is false here, ``1 == 1.0`` is true."""
-    return a is not _MISSING and _kind(a) == _kind(b) and a == b
 
 
 def _ordered(field: str, op: str, arg: Any) -> Callable[[Any], bool]:
