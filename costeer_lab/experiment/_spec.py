@@ -149,9 +149,12 @@ def _check_memory_options(options: dict[str, Any]) -> None:
         if key == "limit":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"rag_options: limit must be a whole number >= 1, got {value!r}")
+        elif key == "threshold" and value == "calibrated":
+            continue  # the embedder's calibrated threshold (the default when omitted)
         elif isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+            what = " or 'calibrated'" if key == "threshold" else ""
             raise ValueError(
-                f"rag_options: {key} must be a cosine similarity in [-1, 1], got {value!r}"
+                f"rag_options: {key} must be a cosine similarity in [-1, 1]{what}, got {value!r}"
             )
 
 

@@ -142,7 +142,8 @@ class MemoryStrategy:
     """A RAG strategy (the loop's ``RAGLike``) over a :class:`LoopMemory`.
 
     Args:
-        threshold: pattern similarity threshold (``None``: ``settings.memory.pattern_threshold``).
+        threshold: pattern similarity threshold, or ``"calibrated"`` (the embedder's; ``None``:
+            ``settings.memory.pattern_threshold``, calibrated by default).
         failure_threshold: failure similarity threshold (``None``: the settings' default).
         limit: patterns / failures per task and query (``None``: the settings' default).
     """
@@ -152,7 +153,7 @@ class MemoryStrategy:
     def __init__(
         self,
         *,
-        threshold: float | None = None,
+        threshold: float | str | None = None,
         failure_threshold: float | None = None,
         limit: int | None = None,
     ) -> None:

@@ -321,3 +321,17 @@ def test_the_readme_spec_example_loads() -> None:
     block = next(b for b in readme.split("```yaml\n")[1:] if "allow_target_leak" in b)
     spec = load_spec(parse_document(block.split("```")[0], json_file=False))
     assert spec.allow_target_leak is False and spec.seeds == [0, 1]
+
+
+def test_a_memory_arm_takes_the_calibrated_threshold_by_name(tmp_path: Path) -> None:
+    arm = {"name": "mem", "rag": "memory", "rag_options": {"threshold": "calibrated"}}
+    spec = load_spec(_spec(arms=[arm]))
+    assert spec.arms[0].rag_options == {"threshold": "calibrated"}
+    results = load_results(run_experiment(spec, tmp_path / "run", progress=False))
+    assert set(results["arm"]) == {"mem"} and results["memory_queried"].all()
+    for bad in ("high", True):
+        wrong = {**arm, "rag_options": {"threshold": bad}}
+        with pytest.raises(ConfigurationError, match="in \\[-1, 1\\] or 'calibrated', got"):
+            load_spec(_spec(arms=[wrong]))
+    with pytest.raises(ConfigurationError, match="failure_threshold must be a cosine"):
+        load_spec(_spec(arms=[{**arm, "rag_options": {"failure_threshold": "calibrated"}}]))
