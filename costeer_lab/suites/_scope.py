@@ -78,6 +78,11 @@ class ScopeStep:
             )
         n = _lag(self.op)
         rows = "the row above it" if n == "1" else f"the row {n} rows above it"
+        if self.order == "instrument":
+            return (
+                f"{head}: each value is compared with {rows}, the same instrument's earlier "
+                f"date except in an instrument's first rows, which reach the previous instrument"
+            )
         return f"{head}: each value is compared with {rows}, which belongs to another instrument"
 
 
@@ -339,14 +344,10 @@ class _Walker:
         if method in {"swaplevel", "reorder_levels"}:
             return replace(recv, order="instrument" if recv.order == "datetime" else "datetime")
         if method == "sort_index":
-            level = _strings(node) | {
-                str(k.value.value)
-                for k in node.keywords
-                if k.arg == "level" and isinstance(k.value, ast.Constant)
-            }
-            if "instrument" in level or "1" in level:
+            level = set().union(*(_strings(a) for a in [*node.args, *node.keywords]))
+            if level & {"instrument", "1"}:
                 return replace(recv, order="instrument")
-            return replace(recv, order="datetime") if not level or "datetime" in level else recv
+            return replace(recv, order="datetime") if level & {"datetime", "0"} else recv
         if method in ROW_OPS | WINDOW_OPS | {"rank"} and _axis(node) != 1:
             self.record("stacked_rows", node, method, recv)
         return recv
