@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 HEAD = 'import numpy as np\nimport pandas as pd\n\ndf = pd.read_hdf("daily_pv.h5", key="data")\n'
 SAVE = 'result.to_hdf("result.h5", key="data")\n'
 
 
-def _entry(desc: str, formulation: str, body: str, category: str = "Volume&Price") -> dict:
+def _entry(
+    desc: str, formulation: str, body: str, category: str = "Volume&Price"
+) -> dict[str, Any]:
     return {"description": desc, "formulation": formulation, "Category": category,
             "Difficulty": "Easy", "gt_code": HEAD + body + SAVE}  # fmt: skip
 
 
 #: name -> (entry, the kinds of its steps)
-REFS: dict[str, tuple[dict, frozenset[str]]] = {
+REFS: dict[str, tuple[dict[str, Any], frozenset[str]]] = {
     "STK_RATIO_DIFF9": (_entry(
         "Minus the 9-row change of the close's position in the high-low range.",
         "-Delta(($close - $low) / ($high - $low), 9)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from costeer_lab.suites._scope import ScopeAnalysis, analyse_scope, scope_confli
 
 from ._scope_refs import HEAD, REFS
 
+F = TypeVar("F", pd.DataFrame, pd.Series)
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "rdagent_factor_example.json"
 EXAMPLE_KINDS = {
     "ROC10": {"time_series"}, "RANGE_MOVE": {"time_series"}, "TS_RANK9": {"time_series"},
@@ -63,7 +65,7 @@ def probe(code: str, folder: Path) -> frozenset[str]:
     dates = sorted(frame.index.get_level_values("datetime").unique())
     reverse = dict(zip(names, names[::-1], strict=True))
 
-    def renamed(f: pd.DataFrame | pd.Series) -> pd.DataFrame | pd.Series:
+    def renamed(f: F) -> F:
         return f.rename(index=reverse, level="instrument").sort_index()
 
     base = run(code, frame, folder / "base")
