@@ -13,10 +13,12 @@ from costeer_lab.suites._panel import make_panel
 from costeer_lab.suites._protocol import SuiteLike
 from costeer_lab.suites._rdagent import rdagent_suite
 from costeer_lab.suites._registry import list_suites, load_suite, register_suite
+from costeer_lab.suites._scope import ScopeMismatchWarning
 from costeer_lab.suites._suite import Suite
 from costeer_lab.suites._taskfile import load_task_file
 
 __all__ = [
+    "ScopeMismatchWarning",
     "Suite",
     "SuiteLike",
     "alpha158_suite",

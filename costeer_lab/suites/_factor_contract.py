@@ -7,14 +7,25 @@ suffix), the output column, and its *scope*:
   instruments;
 * ``cross_sectional`` — computed per date across instruments (ranks, z-scores, demeaning as in
   the 101 Formulaic Alphas); never mixes dates;
-* ``both`` — time-series steps per instrument combined with cross-sectional steps per date.
+* ``both`` — time-series steps per instrument combined with cross-sectional steps per date;
+* ``stacked_rows`` — at least one row-order step (a shift, difference, window) runs on the
+  stacked (datetime, instrument) table without grouping, so it reaches other instruments (what
+  RD-Agent's published Volume&Price ground truths do);
+* ``elementwise`` — every value uses only its own row.
+
+A task whose reference was analysed (:mod:`._scope`) also lists the reference's steps, in order,
+each with its grouping (:func:`scope_text`).
 """
 
 from __future__ import annotations
 
-__all__ = ["SCOPES", "factor_contract", "read_call", "write_call"]
+from collections.abc import Sequence
 
-SCOPES = ("time_series", "cross_sectional", "both")
+from costeer_lab.errors import InvalidInputError
+
+__all__ = ["SCOPES", "factor_contract", "read_call", "scope_text", "write_call"]
+
+SCOPES = ("time_series", "cross_sectional", "both", "stacked_rows", "elementwise")
 
 _SCOPE_TEXT = {
     "time_series": (
@@ -31,7 +42,34 @@ _SCOPE_TEXT = {
         '"instrument", sorted by datetime); cross-sectional steps (ranks, z-scores across '
         'instruments) go per date (group by "datetime").'
     ),
+    "stacked_rows": (
+        "The reference does NOT group its row-order steps by instrument: it applies them to the "
+        "stacked table as read, whose rows are sorted by (datetime, instrument), so the row n "
+        "above a row belongs to another instrument (n rows up past the number of instruments, "
+        "to an earlier date). Reproduce each step exactly as listed below: without grouping "
+        "where it says so, in the input's row order (do not re-sort or unstack for those steps)."
+    ),
+    "elementwise": (
+        "The reference works row by row: each value uses only the columns of its own row "
+        "(no shifts, windows or ranks)."
+    ),
 }
+
+
+def scope_text(scope: str, steps: Sequence[str] = ()) -> str:
+    """The contract's sentence on grouping, with the reference's steps when they are known.
+
+    Example:
+        >>> print(scope_text("stacked_rows", ["diff(1) of $close"]).splitlines()[-2:])
+        ["  The reference's steps, in order:", '  1. diff(1) of $close']
+    """
+    if scope not in _SCOPE_TEXT:
+        raise InvalidInputError(f"scope {scope!r}; expected one of {SCOPES}")
+    text = _SCOPE_TEXT[scope]
+    if steps:
+        listed = "".join(f"\n  {i}. {s}" for i, s in enumerate(steps, 1))
+        text += f"\n  The reference's steps, in order:{listed}"
+    return text
 
 
 def _is_hdf(name: str) -> bool:
@@ -59,7 +97,12 @@ def write_call(path: str) -> str:
 
 
 def factor_contract(
-    name: str, input_file: str, output_file: str, scope: str, dollar: bool = False
+    name: str,
+    input_file: str,
+    output_file: str,
+    scope: str,
+    dollar: bool = False,
+    steps: Sequence[str] = (),
 ) -> str:
     """The contract text of a factor task.
 
@@ -67,8 +110,9 @@ def factor_contract(
         name: the output column.
         input_file: the price-volume table the candidate reads.
         output_file: the file it writes.
-        scope: ``time_series``, ``cross_sectional`` or ``both``.
+        scope: one of :data:`SCOPES`.
         dollar: whether the input's columns keep the ``$`` (``$close``, RD-Agent's layout).
+        steps: the reference's steps in words (:meth:`._scope.ScopeAnalysis.describe`).
 
     Example:
         >>> text = factor_contract("R", "a.h5", "r.h5", "cross_sectional")
@@ -87,7 +131,7 @@ def factor_contract(
         f"- Read the daily price-volume table: `df = {read_call(input_file)}`. Its index is a "
         f"MultiIndex (datetime, instrument); its float {columns}. Suspended days are rows whose "
         "values are all missing: the factor is NaN there (do not fill missing values).\n"
-        f"- {_SCOPE_TEXT[scope]}\n"
+        f"- {scope_text(scope, steps)}\n"
         f"- Write the result with `result.{write_call(output_file)}`: a DataFrame with exactly "
         f'one float column named "{name}", indexed by the same (datetime, instrument) '
         "MultiIndex as the input.\n"

@@ -10,13 +10,22 @@ A benchmark file is a JSON object mapping task names to entries::
 candidate reads ``daily_pv.h5`` (see :mod:`._rdagent_data`) and writes ``result.h5`` (RD-Agent's
 names; ``output_file`` changes it), the hidden ``gt_code`` is the ground truth, category and
 difficulty are kept for the benchmark metrics. Optional per-entry keys of this project:
-``scope`` (``time_series``, ``cross_sectional`` or ``both``; default ``time_series``),
-``acceptance`` (the acceptance rule) and ``output_file``. The same loader reads the full
-published file.
+``scope``, ``acceptance`` (the acceptance rule) and ``output_file``. The same loader reads the
+full published file.
+
+The scope the contract states is *inferred from the reference* by default (:mod:`._scope`):
+the contract names the grouping the ground truth uses and lists its steps — including a
+row-order step on the stacked (datetime, instrument) table that reaches other instruments, as
+RD-Agent's published Volume&Price ground truths do (scope ``stacked_rows``). An explicit
+``scope`` (``time_series``, ``cross_sectional``, ``both``, ``stacked_rows`` or
+``elementwise``) wins; when it contradicts the reference the loader warns with
+:class:`ScopeMismatchWarning` naming the task (a coder that follows such a contract is
+rejected), and the contract then states the declared scope without the reference's steps.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,9 +35,10 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._protocol import Evaluator, Runner
 from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._factor_contract import factor_contract
+from costeer_lab.suites._scope import ScopeMismatchWarning, analyse_scope, scope_conflict
 from costeer_lab.suites._suite import Suite
 
-__all__ = ["is_rdagent_document", "rdagent_suite"]
+__all__ = ["is_rdagent_document", "rdagent_suite", "task_scope"]
 
 _REQUIRED = ("description", "formulation", "gt_code")
 
@@ -44,7 +54,9 @@ class RDAgentEntry(BaseModel):
     category: str = Field(default="", alias="Category")
     difficulty: str = Field(default="", alias="Difficulty")
     gt_code: str = Field(min_length=1)
-    scope: Literal["time_series", "cross_sectional", "both"] = "time_series"
+    scope: (
+        Literal["time_series", "cross_sectional", "both", "stacked_rows", "elementwise"] | None
+    ) = None  # inferred from gt_code
     acceptance: Literal["equal", "equal_or_scaled", "equal_or_correlated"] | None = None
     output_file: str | None = None
 
@@ -78,6 +90,38 @@ def _entries(doc: dict[str, Any], source: str) -> dict[str, RDAgentEntry]:
                 f"benchmark file {source}: task {name!r}, {loc}: {err['msg']}"
             ) from None
     return out
+
+
+def task_scope(
+    task: str, declared: str | None, gt_code: str, source: str = "<document>"
+) -> tuple[str, list[str]]:
+    """The scope a task's contract states and the reference's steps it lists.
+
+    ``declared`` ``None``: the scope inferred from ``gt_code``. A declared scope wins; when it
+    contradicts the reference a :class:`ScopeMismatchWarning` names the task and no step is
+    listed (the steps would contradict the declared scope).
+
+    Example:
+        >>> code = "import pandas as pd\\nd = pd.read_hdf('daily_pv.h5')\\nf = d['$close'].diff(1)"
+        >>> scope, steps = task_scope("D1", None, code)
+        >>> scope, steps[0][:35]
+        ('stacked_rows', 'diff(1) of the "$close" values over')
+    """
+    analysis = analyse_scope(gt_code)
+    if declared is None:
+        return analysis.scope, analysis.describe()
+    conflict = scope_conflict(declared, analysis)
+    if conflict is None:
+        return declared, analysis.describe()
+    warnings.warn(
+        ScopeMismatchWarning(
+            f"benchmark file {source}: task {task!r} declares scope {declared!r}, but {conflict}; "
+            "a coder that follows this contract is rejected (drop the task's 'scope' to let "
+            "the contract state what the reference does)"
+        ),
+        stacklevel=3,
+    )
+    return declared, []
 
 
 def rdagent_suite(
@@ -131,14 +175,16 @@ def rdagent_suite(
     tasks = []
     for task_name, e in entries.items():
         out = e.output_file or output_file
+        scope, steps = task_scope(task_name, e.scope, e.gt_code, source)
         extra: dict[str, Any] = {
             "family": "factor",
             "input_file": "daily_pv.h5",
             "output_file": out,
             "output_column": task_name,
-            "scope": e.scope,
+            "scope": scope,
+            "reference_steps": steps,
             "field_prefix": "$",
-            "contract": factor_contract(task_name, "daily_pv.h5", out, e.scope, dollar=True),
+            "contract": factor_contract(task_name, "daily_pv.h5", out, scope, True, steps),
         }
         if e.acceptance is not None:
             extra["acceptance"] = e.acceptance
