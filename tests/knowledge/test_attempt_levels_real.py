@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from costeer_lab.evaluate import EvaluatorSettings, PythonFunctionEvaluator
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
@@ -56,6 +58,13 @@ def factor_feedback(suite: Suite) -> dict[str, tuple[Workspace, SingleFeedback]]
         ws = Workspace({gt.main_file: code})
         out[name] = (ws, ev.evaluate(task, ws, gt))
     return out
+
+
+@pytest.fixture(scope="module")
+def suite_and_feedback(
+    suite: Suite, factor_feedback: dict[str, tuple[Workspace, SingleFeedback]]
+) -> tuple[Suite, dict[str, tuple[Workspace, SingleFeedback]]]:
+    return suite, factor_feedback
 
 
 def level(fb: SingleFeedback) -> int:
@@ -155,4 +164,42 @@ def test_python_function_levels_and_former_traces(detail: str, tmp_path: Path) -
         "load_error",
         "wrong",
     ]
+    kb.close()
+
+
+def value_generated_rule(generated: list[bool]) -> list[int]:
+    """The method's former-trace rule as RD-Agent states it: walking the kept attempts, drop an
+    attempt that generated no value when the attempt before it did (indices of those kept)."""
+    kept = list(range(len(generated)))
+    i = 1
+    while i < len(kept):
+        if not generated[kept[i]] and generated[kept[i - 1]]:
+            kept.pop(i)
+        else:
+            i += 1
+    return kept
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["crash", "no_output", "wrong", "wrong2", "bad_format"]),
+                min_size=1, max_size=7))  # fmt: skip
+def test_former_traces_follow_the_value_generated_rule(
+    suite_and_feedback: tuple[Suite, dict[str, tuple[Workspace, SingleFeedback]]],
+    names: list[str],
+) -> None:
+    """On any sequence of real failed attempts, the former traces are the method's choice."""
+    from costeer_lab.knowledge import open_kb
+
+    suite, fbs = suite_and_feedback
+    task = suite.task(MA5)
+    kb = open_kb(":memory:", version="v2", embedder="hashing")
+    rag = RAGStrategyV2(RAGSettings(max_former_traces=10, include_latest_attempt=False))
+    for name in names:
+        ws, fb = fbs[name]
+        rag.generate_knowledge(kb, [(task, ws, fb)], run_id="r")
+    qk = rag.query(kb, [task], {}, run_id="r", attempt=len(names) + 1)
+    got = [k.id for k in qk.former_traces[task.id]]
+    traces = [a.trace for a in kb.task_attempts("r", task.id)]
+    generated = [fbs[n][1].details.get("format_ok") is not None for n in names]
+    assert got == [traces[i] for i in value_generated_rule(generated)]
     kb.close()
