@@ -10,6 +10,8 @@ fingerprints first (so error nodes, error fixes and traces exist at scale). It m
 * full V2 query latency per task (``RAGStrategyV2.query`` of one unseen task with a failing last
   feedback: former-trace + similar + component + error queries, query log written) p50/p99,
   with the exact FAISS index;
+* open time: reopening the KB on the same store (exact index), against the baseline of
+  decoding every stored node record once;
 * at 100k, the same queries after reopening the store with an HNSW task-description index
   (build time, latency, and how often the similar top-3 equals the exact one);
 * the naive baseline of the reference implementation: at each query, re-embed every stored task
@@ -133,6 +135,7 @@ def _run_size(results: Results, n: int, args: argparse.Namespace, tmp: Path) -> 
     results.add(case, "insert_items_per_s_excl_embedding", n_items / (total - timed.seconds),
                 "items/s")  # fmt: skip
     results.add(case, "kb_nodes", store.count_nodes(), "nodes")
+    _open(results, case, store, timed)
 
     rag = RAGStrategyV2(RAGSettings())
     rng = random.Random(args.seed + 7)
@@ -175,6 +178,21 @@ def _run_size(results: Results, n: int, args: argparse.Namespace, tmp: Path) -> 
     if n >= args.hnsw_from:
         _hnsw(results, case, store, timed, rag, queries, exact_similar, percentile(naive, 50))
     store.close()
+
+
+def _open(results: Results, case: str, store: SQLiteStore, embedder: BaseEmbedder) -> None:
+    """Reopen the KB on the same store (exact index); baseline: decode every stored node once
+    (what an open that reads whole node records pays at least)."""
+    start = time.perf_counter()
+    KnowledgeBaseV2(store, embedder)
+    opened = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in store.iter_nodes():
+        pass
+    decode = time.perf_counter() - start
+    results.add(case, "open_exact_s", opened, "s")
+    results.add(case, "decode_all_nodes_s", decode, "s")
+    results.add_ratio(case, "decode_all_nodes_over_open_ratio", decode, opened)
 
 
 def _hnsw(

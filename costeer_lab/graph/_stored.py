@@ -40,6 +40,8 @@ class KnowledgeGraph:
         embedded_kinds: node kinds with a vector collection.
         index_kinds: FAISS index kind (``"exact"`` or ``"hnsw"``) per node kind; default exact.
         index_kw: further index arguments (``hnsw_m``, ``ef_search``, …) of the HNSW ones.
+        load: read the graph from the store now (``False``: the caller calls :meth:`reload`
+            itself, once, when it is ready; the graph is empty until then).
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -58,6 +60,7 @@ class KnowledgeGraph:
         *,
         index_kinds: Mapping[str, str] | None = None,
         index_kw: Mapping[str, Any] | None = None,
+        load: bool = True,
     ) -> None:
         from costeer_lab.index import VectorCollection
 
@@ -74,18 +77,21 @@ class KnowledgeGraph:
                 kind="hnsw" if hnsw else "exact",
                 **(dict(index_kw or {}) if hnsw else {}),
             )
-        self.reload()
+        if load:
+            self.reload()
 
     def reload(self) -> None:
         """Rebuild the in-memory graph from the store.
 
         Edges are read before nodes: a writer commits an edge with (or after) its nodes and
         nothing is deleted, so nodes read afterwards include every endpoint even while another
-        process writes (each read sees what was committed when it ran).
+        process writes (each read sees what was committed when it ran). Only ids and kinds are
+        read (:meth:`~costeer_lab.store.BaseStore.iter_node_kinds`, ``iter_edge_keys``): node
+        contents and attributes stay in the store.
         """
-        edges = [(e.src, e.dst, {"kind": e.kind}) for e in self.store.iter_edges()]
+        edges = [(s, d, {"kind": k}) for s, d, k in self.store.iter_edge_keys()]
         G = nx.Graph()
-        G.add_nodes_from((n.id, {"kind": n.kind}) for n in self.store.iter_nodes())
+        G.add_nodes_from((nid, {"kind": kind}) for nid, kind in self.store.iter_node_kinds())
         G.add_edges_from(edges)
         self.G = G
 

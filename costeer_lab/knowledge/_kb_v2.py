@@ -108,6 +108,7 @@ class KnowledgeBaseV2:
             (TASK_DESCRIPTION, COMPONENT, ERROR),
             index_kinds={TASK_DESCRIPTION: index_kind},
             index_kw=index_kw,
+            load=False,  # read once, by reload() below, after the attempt records
         )
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}

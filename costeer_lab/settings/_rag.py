@@ -15,8 +15,10 @@ class RAGSettings(BaseModel):
     Attributes:
         max_former_traces: former-trace query: at most this many of the task's own attempts.
         drop_deteriorated: former-trace query: leave out attempts that did worse than an earlier
-            one (failed at an earlier stage — error < wrong result < success — or, at the same
-            stage, a lower ``feedback.details["score"]``).
+            one (failed at an earlier stage — crashed or produced nothing < produced a wrong
+            result < success, as the evaluator reports the run, see
+            ``knowledge._attempts.attempt_level`` — or, at the same stage, a lower
+            ``feedback.details["score"]``).
         include_latest_attempt: former-trace query: always include the latest attempt, even
             when it deteriorated, so the coder sees its last mistake.
         trial_limit: a task with this many failed attempts in a run is marked failed

@@ -113,6 +113,22 @@ class BaseStore(abc.ABC):
     def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
         """All nodes (of one kind when given), in insertion order."""
 
+    def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
+        """``(id, kind)`` of all nodes (of one kind when given), in insertion order.
+
+        What an in-memory graph needs, without reading contents or decoding attributes;
+        backends override this default (which reads whole nodes) with a narrow query.
+
+        Example:
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_nodes([NodeRecord("a", "component", "op:mean", {"big": [1, 2]})])
+            >>> list(s.iter_node_kinds())
+            [('a', 'component')]
+        """
+        for n in self.iter_nodes(kind):
+            yield n.id, n.kind
+
     @abc.abstractmethod
     def count_nodes(self, kind: str | None = None) -> int:
         """Number of nodes (of one kind when given)."""
@@ -129,6 +145,20 @@ class BaseStore(abc.ABC):
     @abc.abstractmethod
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
         """Edges (of one kind; touching ``node`` as src or dst, when given)."""
+
+    def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
+        """``(src, dst, kind)`` of all edges (of one kind when given), in insertion order,
+        without decoding their attributes (backends override this default with a narrow query).
+
+        Example:
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_edges([EdgeRecord("a", "b", "has_component", {"w": 1})])
+            >>> list(s.iter_edge_keys())
+            [('a', 'b', 'has_component')]
+        """
+        for e in self.iter_edges(kind):
+            yield e.src, e.dst, e.kind
 
     @abc.abstractmethod
     def count_edges(self, kind: str | None = None) -> int:

@@ -224,6 +224,17 @@ class PostgresStore(PostgresDataMixin):
         for row in rows:
             yield _node(row[1:])
 
+    def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
+        if kind is None:
+            rows = self._paged("SELECT seq, id, kind FROM nodes WHERE seq > %s", ())
+        else:
+            check_str(kind, "kind")
+            rows = self._paged(
+                "SELECT seq, id, kind FROM nodes WHERE kind = %s AND seq > %s", (kind,)
+            )
+        for row in rows:
+            yield row[1], row[2]
+
     def count_nodes(self, kind: str | None = None) -> int:
         if kind is None:
             return int(self._rows("SELECT COUNT(*) FROM nodes")[0][0])
@@ -265,6 +276,17 @@ class PostgresStore(PostgresDataMixin):
         sql = f"SELECT seq, {_EDGE_COLS} FROM edges WHERE {' AND '.join([*where, 'seq > %s'])}"
         for row in self._paged(sql, tuple(params)):
             yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
+
+    def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
+        if kind is None:
+            rows = self._paged("SELECT seq, src, dst, kind FROM edges WHERE seq > %s", ())
+        else:
+            check_str(kind, "kind")
+            rows = self._paged(
+                "SELECT seq, src, dst, kind FROM edges WHERE kind = %s AND seq > %s", (kind,)
+            )
+        for row in rows:
+            yield row[1], row[2], row[3]
 
     def count_edges(self, kind: str | None = None) -> int:
         if kind is None:

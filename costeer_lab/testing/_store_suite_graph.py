@@ -82,6 +82,24 @@ class GraphStoreTests:
         store.put_nodes(NodeRecord(i, "k", i) for i in ids)
         assert _ids(store.iter_nodes()) == ids
         assert _ids(store.iter_nodes("k")) == ids
+        assert list(store.iter_node_kinds()) == [(i, "k") for i in ids]  # across pages
+
+    def test_iter_node_kinds_is_iter_nodes_without_payload(self, store: BaseStore) -> None:
+        store.put_nodes(
+            [
+                NodeRecord("b", "x", UNICODE, {"big": list(range(50))}),
+                NodeRecord("ノード/1 ✓", "kïnd", "", {}),
+                NodeRecord("c", "x", "c"),
+            ]
+        )
+        store.put_nodes([NodeRecord("d", "y", ""), NodeRecord("b", "x", "updated")])
+        expected = [(n.id, n.kind) for n in store.iter_nodes()]
+        assert expected == [("b", "x"), ("ノード/1 ✓", "kïnd"), ("c", "x"), ("d", "y")]
+        assert list(store.iter_node_kinds()) == expected  # an upsert does not move
+        assert list(store.iter_node_kinds("x")) == [("b", "x"), ("c", "x")]
+        assert list(store.iter_node_kinds("none")) == []
+        store.delete_nodes(["c"])
+        assert [i for i, _ in store.iter_node_kinds()] == ["b", "ノード/1 ✓", "d"]
 
     def test_delete_nodes_cascades_edges(self, store: BaseStore) -> None:
         store.put_nodes(NodeRecord(i, "k", "") for i in "abc")
@@ -109,6 +127,21 @@ class GraphStoreTests:
         assert store.count_nodes() == 0
 
     # -- edges -----------------------------------------------------------------------------
+    def test_iter_edge_keys_is_iter_edges_without_attrs(self, store: BaseStore) -> None:
+        store.put_edges(
+            [
+                EdgeRecord("b", "a", "uses", {"w": [1, 2, 3]}),
+                EdgeRecord("a", "b", "uses"),
+                EdgeRecord("a", "b", "other", {"s": UNICODE}),
+            ]
+        )
+        store.put_edges([EdgeRecord("b", "a", "uses", {"w": 0})])  # an upsert does not move
+        expected = [(e.src, e.dst, e.kind) for e in store.iter_edges()]
+        assert expected == [("b", "a", "uses"), ("a", "b", "uses"), ("a", "b", "other")]
+        assert list(store.iter_edge_keys()) == expected
+        assert list(store.iter_edge_keys("other")) == [("a", "b", "other")]
+        assert list(store.iter_edge_keys("none")) == []
+
     def test_edge_round_trip_and_upsert(self, store: BaseStore) -> None:
         store.put_edges([EdgeRecord("x", "y", "uses", {"w": 0.5})])  # endpoints need not exist
         [edge] = store.iter_edges()

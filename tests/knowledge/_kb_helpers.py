@@ -15,20 +15,34 @@ def ok(execution: str = "ok") -> SingleFeedback:
 
 
 def crash(error_line: str, path: str = "/tmp/ws/main.py") -> SingleFeedback:
-    """A failed attempt whose traceback ends in ``error_line`` (fingerprinted as evaluators do)."""
+    """A failed attempt whose traceback ends in ``error_line`` (fingerprinted as evaluators do;
+    ``details["ran"]`` false, as ``FactorEvaluator`` reports a run that raised)."""
     from costeer_lab.knowledge import error_fingerprint
 
     tb = f'Traceback (most recent call last):\n  File "{path}", line 3, in <module>\n{error_line}'
     return SingleFeedback(
-        execution=tb, final_decision=False, error_fingerprints=(error_fingerprint(tb),)
+        execution=tb,
+        final_decision=False,
+        error_fingerprints=(error_fingerprint(tb),),
+        details={"ran": False},
     )
 
 
-def wrong(score: float | None = None) -> SingleFeedback:
-    """Ran, but the values were wrong."""
-    details = {} if score is None else {"score": score}
-    return SingleFeedback(execution="ran", return_checking="IC too low", final_decision=False,
-                          details=details)  # fmt: skip
+def wrong(score: float | None = None, mismatch: str = "values") -> SingleFeedback:
+    """Ran, but the values were wrong: shaped as ``FactorEvaluator`` reports a value mismatch,
+    with its ``FactorMismatchError`` fingerprint (evaluators fingerprint wrong results too)."""
+    from costeer_lab.knowledge import error_fingerprint
+
+    details: dict[str, object] = {"ran": True, "format_ok": True}
+    if score is not None:
+        details["score"] = score
+    return SingleFeedback(
+        execution="Executed successfully.",
+        return_checking=f"decision: FAIL ({mismatch})",
+        final_decision=False,
+        error_fingerprints=(error_fingerprint(f"FactorMismatchError: {mismatch}"),),
+        details=details,
+    )
 
 
 def code(text: str) -> Workspace:

@@ -1,0 +1,84 @@
+"""Opening a V2 knowledge base reads the graph once, as ids and kinds only (issue 27).
+
+The store is not under test here: a subclass of the real SQLite store counts which read methods
+an open calls, and the opened KB must equal the one that wrote the store.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import networkx as nx
+
+from costeer_lab.embed import get_embedder
+from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
+from costeer_lab.store import EdgeRecord, NodeRecord, SQLiteStore
+
+from ._kb_helpers import code, crash, factor, ok, seed, wrong
+
+
+class CountingStore(SQLiteStore):
+    """The SQLite store, counting calls of its graph read methods."""
+
+    calls: Counter[str]
+
+    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
+        self.calls["iter_nodes"] += 1
+        return super().iter_nodes(kind)
+
+    def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
+        self.calls["iter_node_kinds"] += 1
+        return super().iter_node_kinds(kind)
+
+    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
+        self.calls["iter_edges"] += 1
+        return super().iter_edges(kind, node)
+
+    def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
+        self.calls["iter_edge_keys"] += 1
+        return super().iter_edge_keys(kind)
+
+
+def counting(path: Path) -> CountingStore:
+    s = CountingStore(path)
+    s.calls = Counter()
+    return s
+
+
+def build(path: Path) -> KnowledgeBaseV2:
+    """A KB with seeds, failed and successful attempts of two runs."""
+    ma5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA")
+    std5 = factor("STD5", "Std($close, 5)/$close", "standard deviation of close", "STD")
+    vma5 = factor("VMA5", "Mean($volume, 5)/$volume", "average volume over 5 days", "VMA")
+    kb = KnowledgeBaseV2(SQLiteStore(path), get_embedder("hashing"))
+    kb.add_seed_knowledge([seed(ma5, "ma5")])
+    rag = RAGStrategyV2(RAGSettings())
+    for run in ("r1", "r2"):
+        rag.generate_knowledge(kb, [(std5, code("a"), crash("KeyError: 'close'"))], run_id=run)
+        rag.generate_knowledge(kb, [(std5, code("b"), wrong(0.2))], run_id=run)
+        rag.generate_knowledge(kb, [(std5, code("c"), ok())], run_id=run)
+        rag.generate_knowledge(kb, [(vma5, code(run), crash("TypeError: x"))], run_id=run)
+    return kb
+
+
+def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) -> None:
+    path = tmp_path / "kb.db"
+    before = build(path)
+    store = counting(path)
+    opened = KnowledgeBaseV2(store, get_embedder("hashing"))
+    assert store.calls == Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
+    assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
+    assert opened.graph.G.number_of_nodes() == before.store.count_nodes() > 10
+    assert opened.graph.G.number_of_edges() == before.store.count_edges()
+    assert opened.stats() == before.stats()
+    assert opened.attempts == before.attempts and opened.task_td == before.task_td
+    assert opened.success == before.success and opened.comp_success == before.comp_success
+    assert opened.error_fixes == before.error_fixes
+    store.calls.clear()
+    opened.reload()  # an explicit reload reads the graph once more, the same way
+    assert store.calls == Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
+    assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
+    before.store.close()
+    store.close()
