@@ -12,7 +12,9 @@ suffix), the output column, and its *scope*:
 
 from __future__ import annotations
 
-__all__ = ["SCOPES", "factor_contract", "read_call", "write_call"]
+from collections.abc import Mapping, Sequence
+
+__all__ = ["SCOPES", "factor_contract", "files_text", "read_call", "write_call"]
 
 SCOPES = ("time_series", "cross_sectional", "both")
 
@@ -58,8 +60,41 @@ def write_call(path: str) -> str:
     return f'to_hdf("{path}", key="data")' if _is_hdf(path) else f'to_parquet("{path}")'
 
 
+#: What each of RD-Agent's input tables holds (for :func:`files_text`).
+_FILE_KINDS = {
+    "daily_pv.h5": "daily price-volume bars",
+    "daily_f.h5": "daily fundamentals",
+    "high_freq.h5": "1-minute bars; datetime is the minute's end time",
+}
+
+
+def files_text(files: Mapping[str, Sequence[str]]) -> str:
+    """The contract line naming the data files and their columns.
+
+    Example:
+        >>> files_text({"daily_f.h5": ["B/P", "ROE"]})  # doctest: +ELLIPSIS
+        '- Data files ... daily_f.h5 (daily fundamentals) with columns "B/P", "ROE".'
+    """
+    parts = []
+    for name, cols in files.items():
+        kind = _FILE_KINDS.get(name)
+        listed = ", ".join(f'"{c}"' for c in cols)
+        parts.append(f"{name}{f' ({kind})' if kind else ''} with columns {listed}")
+    return (
+        "- Data files this factor uses, in the working directory (each a DataFrame indexed by "
+        '(datetime, instrument), read with pd.read_hdf("<file>", key="data")): '
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def factor_contract(
-    name: str, input_file: str, output_file: str, scope: str, dollar: bool = False
+    name: str,
+    input_file: str,
+    output_file: str,
+    scope: str,
+    dollar: bool = False,
+    files: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The contract text of a factor task.
 
@@ -69,6 +104,7 @@ def factor_contract(
         output_file: the file it writes.
         scope: ``time_series``, ``cross_sectional`` or ``both``.
         dollar: whether the input's columns keep the ``$`` (``$close``, RD-Agent's layout).
+        files: data files the factor uses with their columns (a line of :func:`files_text`).
 
     Example:
         >>> text = factor_contract("R", "a.h5", "r.h5", "cross_sectional")
@@ -81,12 +117,14 @@ def factor_contract(
         if dollar
         else 'columns are the data fields without the "$" ($close is column "close")'
     )
+    listed = f"{files_text(files)}\n" if files else ""
     return (
         f"Write main.py, a complete Python script; it runs as __main__ in a directory holding "
         f"{input_file}.\n"
         f"- Read the daily price-volume table: `df = {read_call(input_file)}`. Its index is a "
         f"MultiIndex (datetime, instrument); its float {columns}. Suspended days are rows whose "
         "values are all missing: the factor is NaN there (do not fill missing values).\n"
+        f"{listed}"
         f"- {_SCOPE_TEXT[scope]}\n"
         f"- Write the result with `result.{write_call(output_file)}`: a DataFrame with exactly "
         f'one float column named "{name}", indexed by the same (datetime, instrument) '
