@@ -10,7 +10,8 @@ whose references use other column names still runs.
   ``df.loc[:, "a"]``) of frames that come from it: a name assigned from an expression that
   mentions the ``read_hdf`` of the table (or a name already derived from it) is derived from it
   too. Columns the code itself creates (``data["rank"] = ...``, ``to_frame("x")``,
-  ``rename("x")``, ``assign(x=...)``) and the index levels are not inputs. A subscript of a
+  ``rename("x")``, ``assign(x=...)``, keys of a dict literal) and the index levels are not
+  inputs. ``for`` targets derive from what they iterate over. A subscript of a
   frame derived from several tables goes to the one whose known
   columns hold it, else to ``daily_f.h5`` (to the daily or minute table when it starts with
   ``$``).
@@ -67,24 +68,24 @@ def _targets(node: ast.AST) -> list[str]:
 def _sources(tree: ast.Module) -> dict[str, set[str]]:
     """Variable name → the tables its value derives from (a fixed point over assignments)."""
     derived: dict[str, set[str]] = {}
-    assigns = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign) and n.value is not None
-    ]
+    pairs: list[tuple[list[ast.expr], ast.expr]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            pairs.append((n.targets, n.value))
+        elif isinstance(n, ast.AnnAssign | ast.AugAssign) and n.value is not None:
+            pairs.append(([n.target], n.value))
+        elif isinstance(n, ast.For | ast.comprehension):  # for _, g in df.groupby(...)
+            pairs.append(([n.target], n.iter))
     changed = True
     while changed:
         changed = False
-        for a in assigns:
-            value = a.value
-            assert value is not None
+        for targets, value in pairs:
             files = {f for f in _strings(value) if f in INPUT_FILES}
             for n in ast.walk(value):
                 if isinstance(n, ast.Name):
                     files |= derived.get(n.id, set())
             if not files:
                 continue
-            targets = a.targets if isinstance(a, ast.Assign) else [a.target]
             for t in targets:
                 if isinstance(t, ast.Subscript):
                     continue  # a column written into an existing frame
@@ -97,7 +98,7 @@ def _sources(tree: ast.Module) -> dict[str, set[str]]:
 
 def _created(tree: ast.Module) -> set[str]:
     """Columns the code creates: assigned subscripts, ``to_frame("x")``, ``rename("x")``,
-    ``assign(x=...)``."""
+    ``assign(x=...)``, the keys of a dict literal."""
     out: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
@@ -109,6 +110,9 @@ def _created(tree: ast.Module) -> set[str]:
                     out.add(first.value)
             if n.func.attr == "assign":
                 out.update(k.arg for k in n.keywords if k.arg)
+        elif isinstance(n, ast.Dict):  # pd.DataFrame({"x": ...})
+            keys = [k.value for k in n.keys if isinstance(k, ast.Constant)]
+            out.update(k for k in keys if isinstance(k, str))
     return out
 
 

@@ -42,7 +42,7 @@ __all__ = [
     "daily_pv_frame",
     "ensure_daily_f",
     "ensure_daily_pv",
-    "ensure_derived_pv",
+    "ensure_derived",
     "ensure_high_freq",
     "require_hdf5",
 ]
@@ -298,24 +298,28 @@ def ensure_high_freq(
     )
 
 
-def ensure_derived_pv(
-    cache_dir: str | os.PathLike[str], daily_pv: Path, extra: Sequence[str], seed: int = 0
+def ensure_derived(
+    cache_dir: str | os.PathLike[str],
+    table: Path,
+    extra: Sequence[str],
+    seed: int = 0,
+    stem: str = "daily_pv_plus",
 ) -> Path:
-    """Path of a cached copy of the ``daily_pv.h5`` at ``daily_pv`` with the ``extra``
-    columns that references read, synthesized by name (see
+    """Path of a cached copy of the table at ``table`` (``daily_pv.h5``, ``high_freq.h5``) with
+    the ``extra`` columns that references read, synthesized by name (see
     :func:`~costeer_lab.suites._rdagent_fundamentals.synthesize_column`).
 
     Example:
         >>> import tempfile
         >>> tmp = tempfile.mkdtemp()
         >>> pv = ensure_daily_pv(tmp, "synthetic", 3, 10)
-        >>> list(pd.read_hdf(ensure_derived_pv(tmp, pv, ["$vwap"])).columns)[-1]
+        >>> list(pd.read_hdf(ensure_derived(tmp, pv, ["$vwap"])).columns)[-1]
         '$vwap'
     """
     from costeer_lab.suites._rdagent_fundamentals import synthesize_column
 
     def build() -> pd.DataFrame:
-        frame = _pv(daily_pv)
+        frame = _pv(table)
         for name in extra:
             frame[name] = synthesize_column(name, frame, seed)
         return frame
@@ -323,7 +327,7 @@ def ensure_derived_pv(
     cols = sorted(set(extra))
     return _cached(
         Path(cache_dir) / "suites" / "rdagent",
-        "daily_pv_plus",
-        f"{_identity(daily_pv)}|{cols}|{seed}",
+        stem,
+        f"{_identity(table)}|{cols}|{seed}",
         build,
     )

@@ -4,9 +4,9 @@
 (:func:`~._rdagent_columns.files_read`; a reference naming none reads ``daily_pv.h5``) and
 their columns (:func:`~._rdagent_columns.columns_read`). ``daily_pv.h5`` is always provided (the
 other tables are built from it); ``daily_f.h5`` and ``high_freq.h5`` only when some reference
-reads them: synthetic ones with every column the references read (the base set plus
-synthesized ones), or the user's own files (``daily_f=``, ``high_freq=``), checked for layout
-and for those columns.
+reads them: synthetic ones with every column the references read (the base set plus columns
+synthesized by name, see :func:`~._rdagent_fundamentals.synthesize_column`), or the user's own
+files (``daily_f=``, ``high_freq=``), checked for layout and for those columns.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from costeer_lab.suites._rdagent_data import (
     check_table,
     ensure_daily_f,
     ensure_daily_pv,
+    ensure_derived,
     ensure_high_freq,
     require_hdf5,
 )
@@ -99,9 +100,7 @@ def prepare_inputs(
     if o.data in DATA_SOURCES:
         missing = sorted(needed["daily_pv.h5"] - set(DAILY_PV_COLUMNS))
         if missing:  # synthesize them into a derived table
-            from costeer_lab.suites._rdagent_data import ensure_derived_pv
-
-            pv = ensure_derived_pv(cache_dir, pv, missing, o.seed)
+            pv = ensure_derived(cache_dir, pv, missing, o.seed, "daily_pv_plus")
         out.columns["daily_pv.h5"] = [*DAILY_PV_COLUMNS, *missing]
     else:
         check_table(pv, "daily_pv", sorted(needed["daily_pv.h5"]))
@@ -123,17 +122,10 @@ def prepare_inputs(
             out.columns["high_freq.h5"] = _user_pv_columns(out.paths["high_freq.h5"])
         else:
             unknown = [c for c in cols if c not in HIGH_FREQ_COLUMNS]
-            if unknown:
-                from costeer_lab.errors import InvalidInputError
-
-                raise InvalidInputError(
-                    f"the references read high_freq.h5 columns {unknown} that the synthetic "
-                    f"minute bars do not have ({list(HIGH_FREQ_COLUMNS)}); pass high_freq= "
-                    "the path of your own file"
-                )
             tick = TICK if o.data == "synthetic_tick" else None
-            out.paths["high_freq.h5"] = ensure_high_freq(
-                cache_dir, pv, o.hf_days, o.hf_minutes, o.seed, tick
-            )
-            out.columns["high_freq.h5"] = list(HIGH_FREQ_COLUMNS)
+            hf = ensure_high_freq(cache_dir, pv, o.hf_days, o.hf_minutes, o.seed, tick)
+            if unknown:
+                hf = ensure_derived(cache_dir, hf, unknown, o.seed, "high_freq_plus")
+            out.paths["high_freq.h5"] = hf
+            out.columns["high_freq.h5"] = [*HIGH_FREQ_COLUMNS, *unknown]
     return out
