@@ -84,7 +84,8 @@ def _change_window(code: str) -> str | None:
             arg.value += 1
             return ast.unparse(tree)
         if isinstance(arg, ast.Name) and arg.id in names:
-            names[arg.id].value += 1
+            held = names[arg.id]
+            held.value = int(held.value) + 1  # type: ignore[arg-type]
             return ast.unparse(tree)
     return None
 

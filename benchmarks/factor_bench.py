@@ -135,7 +135,7 @@ def bench_rdagent_file(
         for task in suite.tasks:
             cats = (task.category or "uncategorized", "all")
             gt = suite.ground_truth(task.id)
-            ok = ev.evaluate(task, gt, gt).final_decision
+            ok = bool(ev.evaluate(task, gt, gt).final_decision)
             for c in cats:
                 count[c, "references", "total"] += 1
                 count[c, "references", "accepted"] += int(ok)

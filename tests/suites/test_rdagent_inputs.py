@@ -67,7 +67,7 @@ def test_high_freq_bars_are_minutes_in_trading_hours_and_add_up_to_the_day() -> 
         "instrument",
     ]
     assert hf.index.is_monotonic_increasing
-    stamps = hf.index.get_level_values("datetime")
+    stamps = pd.DatetimeIndex(hf.index.get_level_values("datetime"))
     clock = stamps.strftime("%H:%M")
     assert (
         (clock >= "09:31") & (clock <= "11:30") | (clock >= "13:01") & (clock <= "15:00")
