@@ -6,11 +6,11 @@ late listings and suspended days: a suspended row is all NaN), float columns:
 =========================  ==========================================================  =========
 column                     meaning                                                     changes
 =========================  ==========================================================  =========
-``TradableACapital``       tradable A shares (about 1e7 to 1e9)                        quarterly
+``TradableACapital``       tradable A shares, in 10,000 shares (about 1e3 to 1e5)      quarterly
 ``TotalCapital``           all shares (tradable / a float ratio of 0.3 to 1)           quarterly
-``TradableMarketValue``    ``$close * TradableACapital``                               daily
+``TradableMarketValue``    ``$close * TradableACapital`` (in 10,000 of currency)       daily
 ``TotalMarketValue``       ``$close * TotalCapital``                                   daily
-``TurnoverRate``           ``$volume / TradableACapital``                              daily
+``TurnoverRate``           ``$volume / shares``, in percent                            daily
 ``TurnoverRate_30D``       30-day mean of ``TurnoverRate`` per instrument              daily
 ``ROE``                    return on equity (about -0.1 to 0.3)                        quarterly
 ``ROA``                    return on assets (about ROE / 2.5)                          quarterly
@@ -19,6 +19,9 @@ column                     meaning                                              
 ``SP``                     sales / price                                               daily
 =========================  ==========================================================  =========
 
+Units follow the Chinese vendors' tables RD-Agent's data come from: share counts in 10,000
+shares, market values in 10,000 of currency, turnover rates in percent (so that ratios such as
+``TurnoverRate_30D / TradableACapital`` stay far above the evaluator's 1e-6 absolute tolerance).
 "Quarterly" values are constant between report dates (every 63 trading days, shifted per
 instrument) and jump there, as reported accounting figures do.
 
@@ -27,9 +30,9 @@ Any other column a reference reads (see :mod:`._rdagent_columns`) is synthesized
 first rule that matches):
 
 * ``marketvalue``/``mktcap``/``marketcap``/``mv`` → ``$close`` times a quarterly share count;
-* ``capital``/``shares`` → a quarterly share count (1e7 to 1e9);
-* ``turnover`` → ``$volume`` over a share count (a trailing mean when the name ends in
-  ``_<n>D``);
+* ``capital``/``shares`` → a quarterly share count (in 10,000 shares);
+* ``turnover`` → ``$volume`` over a share count, in percent (a trailing mean when the name
+  ends in ``_<n>D``);
 * ``vwap`` → the typical price ``($high + $low + $close) / 3``;
 * ``money``/``amount`` → ``$close * $volume``; ``volume`` → ``$volume``;
 * ``return``/``ret`` → the daily return of ``$close`` per instrument;
@@ -68,6 +71,8 @@ DAILY_F_COLUMNS = (
     "TurnoverRate_30D",
 )
 _QUARTER = 63
+#: Shares per unit of the share-count columns.
+_UNIT = 10_000.0
 
 
 def _rng(seed: int, column: str) -> np.random.Generator:
@@ -94,8 +99,8 @@ def _quarterly(pv: pd.DataFrame, draw: Callable[[np.random.Generator, int], np.n
 
 def _shares(rng: np.random.Generator, pv: pd.DataFrame) -> pd.Series:
     def draw(g: np.random.Generator, n: int) -> np.ndarray:
-        level = g.normal(17.5, 1.0)  # e^17.5 ~ 4e7 shares
-        return np.round(np.exp(level + np.cumsum(g.normal(0.0, 0.02, n))), -2)
+        level = g.normal(8.3, 1.0)  # e^8.3 ~ 4e3 (x 10,000 shares)
+        return np.round(np.exp(level + np.cumsum(g.normal(0.0, 0.02, n))), 2)
 
     return _quarterly(pv, draw, rng)
 
@@ -134,7 +139,7 @@ def synthesize_column(name: str, pv: pd.DataFrame, seed: int = 0) -> pd.Series:
         >>> from costeer_lab.suites._rdagent_data import daily_pv_frame
         >>> pv = daily_pv_frame("synthetic", 3, 30)
         >>> s = synthesize_column("FloatMarketValue", pv)
-        >>> bool((s.dropna() > 1e6).all()), s.isna().equals(pv["$close"].isna())
+        >>> bool((s.dropna() > 10).all()), s.isna().equals(pv["$close"].isna())
         (True, True)
     """
     key = name.lower()
@@ -145,7 +150,7 @@ def synthesize_column(name: str, pv: pd.DataFrame, seed: int = 0) -> pd.Series:
     elif "capital" in key or "shares" in key:
         out = _shares(rng, pv)
     elif "turnover" in key:
-        out = volume / _shares(rng, pv)
+        out = volume / (_shares(rng, pv) * _UNIT) * 100.0
         window = _WINDOW.search(key)
         if window:
             out = _trailing(out, int(window.group(1)))
@@ -183,11 +188,11 @@ def daily_f_from_pv(pv: pd.DataFrame, extra: Iterable[str] = (), seed: int = 0) 
     tradable = _shares(_rng(seed, "TradableACapital"), pv)
     float_ratio = _quarterly(pv, lambda g, n: np.full(n, g.uniform(0.3, 1.0)),
                              _rng(seed, "float ratio"))  # fmt: skip
-    total = (tradable / float_ratio).round(-2)
+    total = (tradable / float_ratio).round(2)
     roe = _ratio(_rng(seed, "ROE"), pv, 0.09, 0.07)
     book = _per_share(_rng(seed, "book"), pv)
     sales = _per_share(_rng(seed, "sales"), pv) * 1.5
-    turnover = volume / tradable
+    turnover = volume / (tradable * _UNIT) * 100.0
     cols: dict[str, pd.Series] = {
         "B/P": book / close,
         "EP": roe * book / close,
