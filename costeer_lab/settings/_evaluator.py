@@ -83,7 +83,7 @@ class EvaluatorSettings(BaseModel):
     pyfunc_timeout_s: float = Field(default=10.0, gt=0)
     #: Libraries a factor candidate may import besides the standard library (with what they
     #: require); every other installed package is invisible to it (see the sandbox).
-    factor_packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow", "tables")
+    factor_packages: tuple[str, ...] = ("numpy", "pandas", "pyarrow", "tables", "statsmodels")
     #: Libraries a HumanEval-style candidate may import (their contract: the standard library).
     pyfunc_packages: tuple[str, ...] = ()
     #: Characters of stdout/stderr kept in the ``execution`` section.

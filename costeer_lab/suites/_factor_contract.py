@@ -19,11 +19,11 @@ each with its grouping (:func:`scope_text`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from costeer_lab.errors import InvalidInputError
 
-__all__ = ["SCOPES", "factor_contract", "read_call", "scope_text", "write_call"]
+__all__ = ["SCOPES", "factor_contract", "files_text", "read_call", "scope_text", "write_call"]
 
 SCOPES = ("time_series", "cross_sectional", "both", "stacked_rows", "elementwise")
 
@@ -96,6 +96,34 @@ def write_call(path: str) -> str:
     return f'to_hdf("{path}", key="data")' if _is_hdf(path) else f'to_parquet("{path}")'
 
 
+#: What each of RD-Agent's input tables holds (for :func:`files_text`).
+_FILE_KINDS = {
+    "daily_pv.h5": "daily price-volume bars",
+    "daily_f.h5": "daily fundamentals",
+    "high_freq.h5": "1-minute bars; datetime is the minute's end time",
+}
+
+
+def files_text(files: Mapping[str, Sequence[str]]) -> str:
+    """The contract line naming the data files and their columns.
+
+    Example:
+        >>> files_text({"daily_f.h5": ["B/P", "ROE"]})  # doctest: +ELLIPSIS
+        '- Data files ... daily_f.h5 (daily fundamentals) with columns "B/P", "ROE".'
+    """
+    parts = []
+    for name, cols in files.items():
+        kind = _FILE_KINDS.get(name)
+        listed = ", ".join(f'"{c}"' for c in cols)
+        parts.append(f"{name}{f' ({kind})' if kind else ''} with columns {listed}")
+    return (
+        "- Data files this factor uses, in the working directory (each a DataFrame indexed by "
+        '(datetime, instrument), read with pd.read_hdf("<file>", key="data")): '
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def factor_contract(
     name: str,
     input_file: str,
@@ -103,6 +131,7 @@ def factor_contract(
     scope: str,
     dollar: bool = False,
     steps: Sequence[str] = (),
+    files: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The contract text of a factor task.
 
@@ -113,6 +142,7 @@ def factor_contract(
         scope: one of :data:`SCOPES`.
         dollar: whether the input's columns keep the ``$`` (``$close``, RD-Agent's layout).
         steps: the reference's steps in words (:meth:`._scope.ScopeAnalysis.describe`).
+        files: data files the factor uses with their columns (a line of :func:`files_text`).
 
     Example:
         >>> text = factor_contract("R", "a.h5", "r.h5", "cross_sectional")
@@ -125,15 +155,31 @@ def factor_contract(
         if dollar
         else 'columns are the data fields without the "$" ($close is column "close")'
     )
-    return (
-        f"Write main.py, a complete Python script; it runs as __main__ in a directory holding "
-        f"{input_file}.\n"
+    names = list(files) if files else [input_file]
+    daily = input_file in names and input_file not in ("daily_f.h5", "high_freq.h5")
+    reads = (
         f"- Read the daily price-volume table: `df = {read_call(input_file)}`. Its index is a "
         f"MultiIndex (datetime, instrument); its float {columns}. Suspended days are rows whose "
         "values are all missing: the factor is NaN there (do not fill missing values).\n"
+        if daily
+        else ""
+    )
+    listed = f"{files_text(files)}\n" if files else ""
+    minute = any(n.startswith("high_freq") for n in names)
+    rows = (
+        "indexed by (datetime, instrument) with one row per trading day and instrument: "
+        "aggregate the 1-minute bars of high_freq.h5 to days (the date of each bar)"
+        if minute
+        else "indexed by the same (datetime, instrument) MultiIndex as the input"
+    )
+    packages = "numpy, pandas and statsmodels" if files else "numpy and pandas"
+    return (
+        f"Write main.py, a complete Python script; it runs as __main__ in a directory holding "
+        f"{', '.join(names)}.\n"
+        f"{reads}"
+        f"{listed}"
         f"- {scope_text(scope, steps)}\n"
         f"- Write the result with `result.{write_call(output_file)}`: a DataFrame with exactly "
-        f'one float column named "{name}", indexed by the same (datetime, instrument) '
-        "MultiIndex as the input.\n"
-        "- Use only numpy and pandas; no network, no other files, no plotting."
+        f'one float column named "{name}", {rows}.\n'
+        f"- Use only {packages}; no network, no other files, no plotting."
     )

@@ -7,11 +7,16 @@ A benchmark file is a JSON object mapping task names to entries::
 
 ``load_suite("path/to/file.json", data="synthetic_tick")`` (or ``suite:`` plus
 ``suite_options:`` in a spec) builds a :class:`Suite`: every task is a factor task whose
-candidate reads ``daily_pv.h5`` (see :mod:`._rdagent_data`) and writes ``result.h5`` (RD-Agent's
-names; ``output_file`` changes it), the hidden ``gt_code`` is the ground truth, category and
-difficulty are kept for the benchmark metrics. Optional per-entry keys of this project:
-``scope``, ``acceptance`` (the acceptance rule) and ``output_file``. The same loader reads the
-full published file.
+candidate reads the tables its reference reads — ``daily_pv.h5`` (daily bars), ``daily_f.h5``
+(fundamentals), ``high_freq.h5`` (1-minute bars); synthetic ones (see
+:mod:`._rdagent_inputs`) or the user's own (``data=``, ``daily_f=``, ``high_freq=``) — and
+writes ``result.h5`` (RD-Agent's names; ``output_file`` changes it); the hidden ``gt_code`` is
+the ground truth (a DataFrame or a Series written to ``result.h5``), category and difficulty
+are kept for the benchmark metrics. The contract names the tables a task uses and their
+columns. Loading needs PyTables (``pip install 'costeer-lab[hdf5]'``; one line says so when it
+is missing); the ``rdagent`` extra adds statsmodels, which some published references import.
+Optional per-entry keys of this project: ``scope``, ``acceptance`` (the acceptance rule) and
+``output_file``. The same loader reads the full published file.
 
 The scope the contract states is *inferred from the reference* by default (:mod:`._scope`):
 the contract names the grouping the ground truth uses and lists its steps — including a
@@ -31,10 +36,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from costeer_lab.errors import InvalidInputError
+from costeer_lab.errors import InvalidInputError, did_you_mean
 from costeer_lab.evaluate._protocol import Evaluator, Runner
 from costeer_lab.records import Task, Workspace
 from costeer_lab.suites._factor_contract import factor_contract
+from costeer_lab.suites._options import whole_number
+from costeer_lab.suites._rdagent_inputs import InputOptions, prepare_inputs
 from costeer_lab.suites._scope import ScopeMismatchWarning, analyse_scope, scope_conflict
 from costeer_lab.suites._suite import Suite
 
@@ -130,9 +137,14 @@ def rdagent_suite(
     source: str = "<document>",
     name: str = "rdagent",
     data: str = "synthetic",
+    daily_f: str | Path | None = None,
+    high_freq: str | Path | None = None,
     n_instruments: int = 30,
     n_days: int = 250,
     seed: int = 0,
+    hf_days: int = 10,
+    hf_minutes: int = 240,
+    tasks: list[str] | None = None,
     output_file: str = "result.h5",
     cache_dir: str | Path | None = None,
     evaluator_runner: str | Runner | None = None,
@@ -145,7 +157,12 @@ def rdagent_suite(
         name: the suite name.
         data: ``"synthetic"``, ``"synthetic_tick"`` or the path of the user's own daily_pv
             table (``.h5`` or ``.parquet``).
+        daily_f: the path of the user's own ``daily_f.h5`` (default: synthetic fundamentals).
+        high_freq: the path of the user's own ``high_freq.h5`` (default: synthetic minute bars).
         n_instruments, n_days, seed: size and seed of the synthetic panel.
+        hf_days, hf_minutes: days (the last ones of the panel) and bars per day (2 to 240) of
+            the synthetic minute bars.
+        tasks: load only these tasks (default all); only the tables they read are generated.
         output_file: the file candidates write (``result.h5``; a task's ``output_file`` wins).
         cache_dir: where generated data goes (default the ``cache_dir`` setting).
         evaluator_runner: default runner of :meth:`Suite.evaluator`.
@@ -158,38 +175,59 @@ def rdagent_suite(
         >>> s.task("ROC1").category, s.task("ROC1").extra["output_file"], sorted(s.inputs)
         ('Momentum', 'result.h5', ['daily_pv.h5'])
     """
-    from costeer_lab.suites._rdagent_data import ensure_daily_pv
-
     if not is_rdagent_document(doc):
         raise InvalidInputError(
             f"benchmark file {source}: expected a JSON object mapping task names to entries "
             f"with {list(_REQUIRED)}"
         )
     entries = _entries(doc, source)
+    if tasks is not None:
+        unknown = [t for t in tasks if t not in entries]
+        if unknown:
+            raise InvalidInputError(
+                f"benchmark file {source}: no task {unknown[0]!r}; "
+                + did_you_mean(str(unknown[0]), list(entries))
+            )
+        entries = {t: entries[t] for t in entries if t in tasks}
     if cache_dir is None:
         from costeer_lab.settings import get_settings
 
         cache_dir = get_settings().cache_dir
-    pv = ensure_daily_pv(cache_dir, data, n_instruments, n_days, seed)
-    inputs = {"daily_pv.h5": pv}
-    tasks = []
+    options = InputOptions(
+        data=data,
+        daily_f=None if daily_f is None else str(daily_f),
+        high_freq=None if high_freq is None else str(high_freq),
+        n_instruments=n_instruments,
+        n_days=n_days,
+        seed=seed,
+        hf_days=whole_number("rdagent", "hf_days", hf_days, minimum=1),
+        hf_minutes=whole_number("rdagent", "hf_minutes", hf_minutes, minimum=2, maximum=240),
+    )
+    prepared = prepare_inputs({n: e.gt_code for n, e in entries.items()}, options, cache_dir)
+    inputs = prepared.paths
+    suite_tasks = []
     for task_name, e in entries.items():
         out = e.output_file or output_file
         scope, steps = task_scope(task_name, e.scope, e.gt_code, source)
+        reads = prepared.reads[task_name]
+        files = {f: prepared.columns[f] for f in reads}
         extra: dict[str, Any] = {
             "family": "factor",
-            "input_file": "daily_pv.h5",
+            "input_file": reads[0],
+            "input_files": list(reads),
             "output_file": out,
             "output_column": task_name,
             "scope": scope,
             "reference_steps": steps,
             "field_prefix": "$",
-            "contract": factor_contract(task_name, "daily_pv.h5", out, scope, True, steps),
+            "contract": factor_contract(
+                task_name, reads[0], out, scope, dollar=True, steps=steps, files=files
+            ),
         }
         if e.acceptance is not None:
             extra["acceptance"] = e.acceptance
         variables = {str(k): str(v) for k, v in e.variables.items()}
-        tasks.append(
+        suite_tasks.append(
             Task(
                 id=task_name,
                 name=task_name,
@@ -214,10 +252,12 @@ def rdagent_suite(
 
     return Suite(
         name,
-        tasks,
+        suite_tasks,
         gts,
         evaluator,
         inputs=inputs,
         splits={"train": [], "test": list(gts)},
-        instructions=factor_contract("<factor name>", "daily_pv.h5", output_file, "both", True),
+        instructions=factor_contract(
+            "<factor name>", "daily_pv.h5", output_file, "both", True, files=prepared.columns
+        ),
     )

@@ -429,10 +429,19 @@ def _args(node: ast.Call, consts: dict[str, str]) -> str:
 
 
 def _lag(op: str) -> str:
-    inside = op[op.find("(") + 1 : op.find(")")].split(",")[0].strip()
-    if inside.startswith("periods="):
-        inside = inside.removeprefix("periods=")
-    return inside or "1"
+    """The lag of a ``shift``/``diff``/``pct_change`` call as written: its first positional
+    argument or its ``periods=``, else 1.
+
+    Example:
+        >>> _lag("pct_change(fill_method=None)"), _lag("diff(periods=5)"), _lag("shift(2)")
+        ('1', '5', '2')
+    """
+    args = [a.strip() for a in op[op.find("(") + 1 : op.rfind(")")].split(",") if a.strip()]
+    for arg in args:
+        if arg.startswith("periods="):
+            return arg.removeprefix("periods=")
+    positional = [a for a in args if "=" not in a]
+    return positional[0] if positional else "1"
 
 
 def _subject(columns: tuple[str, ...]) -> str:

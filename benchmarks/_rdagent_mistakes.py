@@ -1,0 +1,104 @@
+"""Planted mistakes in an RD-Agent reference, for ``factor_bench --rdagent-file``.
+
+Each mistake turns a reference (``gt_code``) into a wrong candidate:
+
+* ``fill`` — the written result with missing values filled with 0;
+* ``shift`` — the written result one day later per instrument (a look-back error);
+* ``window`` — the first integer window of a ``rolling``/``shift``/``pct_change``/``diff``/
+  ``ewm`` call changed (``n`` → ``n + 1``; a call without one gets ``2``; a window held in a
+  module-level name is changed where it is assigned);
+* ``sign`` — the written result negated;
+* ``cross_instrument`` — each value taken from the neighbouring instrument of the same date
+  (the written result shifted by one row within each date).
+
+Mistakes on the written result append a few lines that read the output file, change it and
+write it back; ``window`` edits the code (``None`` when it has no such call).
+
+Example:
+    >>> plant("window", "x = s.rolling(5).mean()\\n", "result.h5")
+    'x = s.rolling(6).mean()'
+    >>> plant("window", "x = s.sum()\\n", "result.h5") is None
+    True
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["MISTAKES", "plant"]
+
+MISTAKES = ("fill", "shift", "window", "sign", "cross_instrument")
+_ON_RESULT = {
+    "fill": "_r.fillna(0)",
+    "shift": '_r.sort_index().groupby(level="instrument").shift(1)',
+    "sign": "-_r",
+    "cross_instrument": '_r.sort_index().groupby(level="datetime").shift(1)',
+}
+_WINDOW_CALLS = ("rolling", "shift", "pct_change", "diff", "ewm")
+_WINDOW_KEYWORDS = ("window", "periods", "span")
+
+
+def _window_arg(call: ast.Call) -> tuple[ast.Call, ast.expr | None, str | None]:
+    """(call, its window argument or None, the keyword holding it or None)."""
+    if call.args:
+        return call, call.args[0], None
+    for kw in call.keywords:
+        if kw.arg in _WINDOW_KEYWORDS:
+            return call, kw.value, kw.arg
+    return call, None, None
+
+
+def _module_ints(tree: ast.Module) -> dict[str, ast.Constant]:
+    out = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) is int
+        ):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _change_window(code: str) -> str | None:
+    tree = ast.parse(code)
+    names = _module_ints(tree)
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _WINDOW_CALLS
+    ]
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    for call in calls:
+        _, arg, _kw = _window_arg(call)
+        if arg is None:
+            if call.func.attr == "ewm":  # type: ignore[attr-defined]
+                continue
+            call.args.insert(0, ast.Constant(2))
+            return ast.unparse(tree)
+        if isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value != 0:
+            arg.value += 1
+            return ast.unparse(tree)
+        if isinstance(arg, ast.Name) and arg.id in names:
+            held = names[arg.id]
+            held.value = int(held.value) + 1  # type: ignore[arg-type]
+            return ast.unparse(tree)
+    return None
+
+
+def plant(mistake: str, code: str, output_file: str) -> str | None:
+    """The reference ``code`` with ``mistake`` planted (``None``: it does not apply)."""
+    if mistake == "window":
+        return _change_window(code)
+    transform = _ON_RESULT[mistake]
+    return (
+        f"{code.rstrip()}\n\n"
+        "import pandas as _pd\n"
+        f"_r = _pd.read_hdf({output_file!r})\n"
+        f"_r = {transform}\n"
+        f'_r.to_hdf({output_file!r}, key="data", mode="w")\n'
+    )
