@@ -16,15 +16,19 @@ from costeer_lab.viz._report_layout import section
 __all__ = ["BENCHMARK_SECTION", "benchmark_section"]
 
 #: Heading of the section; it follows the report's own sections.
-BENCHMARK_SECTION = "Factor benchmark (RD-Agent's metrics and the project's)"
+BENCHMARK_SECTION = "Factor benchmark (RD-Agent metrics and the project metrics)"
 
 #: RD-Agent's metric definitions, as the section shows them.
 RDAGENT_DEFINITIONS = (
     ("round", "one (arm, seed); its final implementation = each task's last attempt"),
     ("format", "mean(row-count ratio, index Jaccard), each NaN as 0; a number in [0, 1]"),
-    ("Avg Run SR", "per factor: share of rounds whose code ran and wrote a decodable output"),
+    ("Avg Run SR", "per factor: share of its rounds whose code ran and wrote a readable output"),
     ("Avg Format SR", "per factor: mean format"),
-    ("Avg Correlation", "per factor: mean per-date Pearson correlation, a failure as 0"),
+    (
+        "Avg Correlation",
+        "per factor: mean of corr (a failed round as 0), where corr = mean over "
+        "dates of the per-date Pearson correlation, dates without one dropped",
+    ),
     ("Max Correlation", "per factor: max of the same (a failure as 0)"),
     ("Max Accuracy", "per factor: max equal-value ratio (|diff| < 1e-6, NaN never equal)"),
     ("Avg Accuracy", "per factor: mean of equal-value ratio x format (failures skipped)"),
