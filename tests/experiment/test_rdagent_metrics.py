@@ -154,8 +154,8 @@ def test_per_category_and_difficulty_tables_match_the_hand_computation() -> None
     check(da.loc[["Easy"]], HAND["F1"])
     check(da.loc[["Hard"]], {k: mean([HAND["F2"][k], HAND["F4"][k]]) for k in RDAGENT_METRICS})
     # Max Accuracy of Hard: F2's 0.5, F4's NaN skipped; in the Average, F4's NaN counts 0
-    assert float(da.loc["Hard", "Max Accuracy"]) == 0.5
-    assert float(da.loc["Average", "Max Accuracy"]) == (1.0 + 0.5 + 0.0) / 3
+    assert da["Max Accuracy"].to_dict()["Hard"] == 0.5
+    assert da["Max Accuracy"].to_dict()["Average"] == (1.0 + 0.5 + 0.0) / 3
     b = t[t["arm"] == "b"].set_index("category")
     assert b.loc["VP", "Avg Correlation"] == 1.0 and b.loc["Fund", "Avg Run SR"] == 0.0
     assert b.loc["Average", "Avg Correlation"] == 0.5 and b.loc["Average", "not_evaluated"] == 0
@@ -174,11 +174,11 @@ def test_older_results_name_the_missing_columns() -> None:
 
 def test_the_project_metrics_leave_not_evaluated_attempts_out() -> None:
     m = benchmark_metrics(ROWS).set_index(["arm", "category"])
-    fund = m.loc[("a", "Fund")]
+    fund = m.loc[[("a", "Fund")]].iloc[0].to_dict()
     # F3's three not-evaluated attempts are left out, not counted as failures
     assert fund["attempts"] == 3 and fund["not_evaluated"] == 3
     assert fund["attempt_run_rate"] == 1 / 3 and fund["task_success"] == 0.0
-    vp = m.loc[("a", "VP")]
+    vp = m.loc[[("a", "VP")]].iloc[0].to_dict()
     assert vp["attempts"] == 7 and vp["not_evaluated"] == 1
     assert vp["attempt_run_rate"] == 6 / 7
     # every compared IC of the evaluated attempts: F1 -1, 1; F2 -0.25, 1, 0.75
