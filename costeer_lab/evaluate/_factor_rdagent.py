@@ -18,8 +18,9 @@ RD-Agent's factor benchmark scores each implementation by comparing the generate
 
 A measure RD-Agent's own code would raise on (an empty pair of frames, an index the
 concatenation refuses, no ``datetime`` level) is NaN, as RD-Agent records an evaluator's
-exception. The frames are the ones the candidate *wrote* (the decoded file before the
-project's format fixes: no level reordering, infinities kept) and the reference's raw output.
+exception. The candidate's frame is the one it *wrote* (the decoded file before the project's
+format checks and fixes: no level reordering, infinities kept); the truth is the reference's
+output as the project parses it, infinities kept (a float series on (datetime, instrument)).
 
 Two deliberate differences, both where RD-Agent's numbers depend on labels rather than values:
 the comparison is of the single value column whatever its name (RD-Agent subtracts frames, so
