@@ -18,3 +18,6 @@ from costeer_lab.evaluate._critic import LLMCodeCritic  # noqa: E402
 from costeer_lab.evaluate._multi import MultiEvaluator, evaluator_from_spec  # noqa: E402
 
 __all__ += ["LLMCodeCritic", "MultiEvaluator", "evaluator_from_spec"]
+from costeer_lab.evaluate._factor_rdagent import RD_MEASURES, rdagent_measures  # noqa: E402
+
+__all__ += ["RD_MEASURES", "rdagent_measures"]

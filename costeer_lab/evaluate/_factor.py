@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from costeer_lab._fingerprint import cap_fingerprints, error_fingerprint, extract_errors
@@ -54,6 +55,7 @@ from costeer_lab.errors import ConfigurationError, GroundTruthError, InvalidInpu
 from costeer_lab.evaluate._budget import clip
 from costeer_lab.evaluate._factor_checks import FormatReport, compare_to_truth, read_factor
 from costeer_lab.evaluate._factor_hdf import decode_output, is_hdf
+from costeer_lab.evaluate._factor_rdagent import rdagent_measures
 from costeer_lab.evaluate._protocol import InProcessRunner, Runner, RunOutcome
 from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.settings import EvaluatorSettings, get_settings
@@ -300,14 +302,24 @@ class FactorEvaluator:
         return name if isinstance(name, str) and name else self.output_file
 
     def ground_truth_result(self, gt: Workspace, output_file: str | None = None) -> pd.Series:
-        """The parsed ground-truth factor (cached).
+        """The parsed ground-truth factor (cached), infinities treated as the
+        ``factor_infinite`` setting says.
 
         Raises:
             GroundTruthError: the reference failed or wrote no usable factor (cached when the
                 failure is deterministic, see the module docstring).
         """
+        return _finite(self.exact_ground_truth(gt, output_file), self.settings.factor_infinite)
+
+    def exact_ground_truth(self, gt: Workspace, output_file: str | None = None) -> pd.Series:
+        """The parsed ground-truth factor with its infinities kept (what the cache holds, and
+        what RD-Agent's measures compare with).
+
+        Raises:
+            GroundTruthError: as :meth:`ground_truth_result`.
+        """
         output = output_file or self.output_file
-        key = (gt.content_hash, self._inputs_key(), f"{output}:{self.settings.factor_infinite}")
+        key = (gt.content_hash, self._inputs_key(), f"{output}:exact")
         with _GT_LOCK:
             if key in _GT_CACHE:
                 _GT_CACHE.move_to_end(key)
@@ -347,7 +359,7 @@ class FactorEvaluator:
             error = GroundTruthError(f"the reference implementation failed ({why})")
             return error, transient is None
         data, problem = self._decoded(data, output, "gt")
-        rep = _read(data, output, problem, infinite=self.settings.factor_infinite)
+        rep = _read(data, output, problem, infinite="exact")
         if rep.ok and rep.series is not None:
             return rep.series, True
         _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
@@ -416,10 +428,12 @@ class FactorEvaluator:
             )
         max_rows = s.max_output_rows
         truth: pd.Series | None = None
+        exact_truth: pd.Series | None = None
         if gt_implementation is not None:  # the truth bounds what is worth decoding
             t1 = time.perf_counter()
             try:
-                truth = self.ground_truth_result(gt_implementation, output)
+                exact_truth = self.exact_ground_truth(gt_implementation, output)
+                truth = _finite(exact_truth, s.factor_infinite)
             except GroundTruthError as exc:
                 return dataclasses.replace(
                     not_evaluated(exc, timings),
@@ -432,6 +446,9 @@ class FactorEvaluator:
         lines, failures = list(rep.lines), list(rep.failures)
         details: dict[str, Any] = dict(isolation)
         details["format_ok"] = rep.ok
+        details["rd_run_ok"] = rep.frame is not None
+        if rep.frame is not None and exact_truth is not None:  # hidden: details only
+            details.update(_clean(rdagent_measures(rep.frame, exact_truth)))
         decision = rep.ok
         mismatch = ""
         if rep.ok and rep.series is not None and truth is not None:
@@ -472,6 +489,13 @@ def bounded(fb: SingleFeedback) -> SingleFeedback:
         code=None if fb.code is None else clip(fb.code),
         error_fingerprints=cap_fingerprints(fb.error_fingerprints),
     )
+
+
+def _finite(series: pd.Series, infinite: str) -> pd.Series:
+    """``series`` with +-inf as NaN when ``infinite`` is ``"as_nan"`` (see :func:`read_factor`)."""
+    if infinite == "as_nan" and np.isinf(series.to_numpy(float)).any():
+        return series.replace([np.inf, -np.inf], np.nan)
+    return series
 
 
 def _read(data: bytes, name: str, problem: str | None, **options: Any) -> FormatReport:

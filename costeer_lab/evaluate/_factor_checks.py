@@ -29,11 +29,14 @@ INDEX_NAMES = ("datetime", "instrument")
 
 @dataclass
 class FormatReport:
-    """Outcome of :func:`read_factor`: the factor series (``None`` when unusable) and lines."""
+    """Outcome of :func:`read_factor`: the factor series (``None`` when unusable) and lines;
+    ``frame`` is the file as decoded, before any format check or fix (``None`` when it could
+    not be decoded): what RD-Agent's benchmark measures compare."""
 
     series: pd.Series | None
     lines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    frame: pd.DataFrame | None = None
 
     @property
     def ok(self) -> bool:
@@ -80,6 +83,7 @@ def read_factor(
     except FactorFileError as exc:
         rep.fail(str(exc))
         return rep
+    rep.frame = parsed.frame
     try:
         return _check_frame(parsed.frame, parsed.notes, name, infinite, rep)
     except FactorFileError as exc:

@@ -1,6 +1,12 @@
 """experiment subpackage."""
 
-from costeer_lab.experiment._benchmark import BENCHMARK_COLUMNS, benchmark_metrics
+from costeer_lab.experiment._benchmark import (
+    BENCHMARK_COLUMNS,
+    RDAGENT_METRICS,
+    benchmark_metrics,
+    final_rounds,
+    rdagent_metrics,
+)
 from costeer_lab.experiment._contrasts import CONTRAST_COLUMNS, contrasts, default_pairs
 from costeer_lab.experiment._linked import (
     SIMILAR_THRESHOLDS,
@@ -47,6 +53,7 @@ __all__: list[str] = [
     "BENCHMARK_COLUMNS",
     "CONTRAST_COLUMNS",
     "QUERY_KINDS",
+    "RDAGENT_METRICS",
     "RESULT_COLUMNS",
     "SIMILAR_THRESHOLDS",
     "ArmSpec",
@@ -62,6 +69,7 @@ __all__: list[str] = [
     "contrasts",
     "default_pairs",
     "evolve_arm",
+    "final_rounds",
     "first_try_success",
     "harmful_knowledge",
     "hit_rate",
@@ -75,6 +83,7 @@ __all__: list[str] = [
     "power_estimate",
     "power_from_pilot",
     "power_table",
+    "rdagent_metrics",
     "retrieval_success",
     "run_experiment",
     "save_results",

@@ -14,7 +14,13 @@ import pytest
 import yaml
 
 from costeer_lab.cli import main
-from costeer_lab.experiment import BENCHMARK_COLUMNS, benchmark_metrics, load_results
+from costeer_lab.experiment import (
+    BENCHMARK_COLUMNS,
+    RDAGENT_METRICS,
+    benchmark_metrics,
+    load_results,
+    rdagent_metrics,
+)
 from costeer_lab.experiment._runner import SEEDED_META
 from costeer_lab.store import SQLiteStore
 from costeer_lab.suites import alpha158_suite
@@ -93,17 +99,29 @@ def test_item8_rows_and_step_records_say_what_the_coder_did(run_dir: Path) -> No
 
 def test_the_report_shows_the_benchmark_metrics(run_dir: Path) -> None:
     page = (run_dir / "report.html").read_text(encoding="utf-8")
-    assert "Factor benchmark (RD-Agent metrics)" in page
-    for column in ("exec_success", "format_success", "corr_mean", "corr_max", "accuracy@0.99"):
+    assert "Factor benchmark (RD-Agent metrics and the project metrics)" in page
+    for column in (*RDAGENT_METRICS, "attempt_run_rate", "attempt_format_rate",
+                   "ic_mean_compared", "ic_max_compared", "attempt_accuracy@0.99",
+                   "not_evaluated", "Every final attempt was evaluated"):  # fmt: skip
         assert column in page
     r = load_results(run_dir)
+    assert r["evaluated"].all()
     table = benchmark_metrics(r, by="difficulty")
     both = table[table["difficulty"] == "all"].set_index("arm")
     assert set(both.index) == {"no_knowledge", "rag_v2"}
     assert both.loc["no_knowledge", "task_success"] == 0.0
-    assert both.loc["rag_v2", "corr_max"] == pytest.approx(1.0)
-    assert both["accuracy@0.99"].to_numpy(float)[list(both.index).index("rag_v2")] > 0
+    assert both.loc["rag_v2", "ic_max_compared"] == pytest.approx(1.0)
+    assert both["attempt_accuracy@0.99"].to_numpy(float)[list(both.index).index("rag_v2")] > 0
     assert (both["attempts"] == r.groupby("arm").size()).all()
+    assert (both["not_evaluated"] == 0).all()
+    # RD-Agent's measures of the solved attempts: the truth's own values
+    solved = r[r["success"]]
+    assert (solved["rd_run_ok"] & (solved["rd_row_ratio"] == 1.0)).all()
+    assert (solved["rd_index_jaccard"] == 1.0).all()
+    assert solved["rd_corr"].to_numpy(float) == pytest.approx(1.0)
+    rd = rdagent_metrics(r, by="factor").set_index(["arm", "factor"])
+    assert rd.loc[("rag_v2", "MA10"), "Max Correlation"] == pytest.approx(1.0)
+    assert rd.loc[("no_knowledge", "Average"), "rounds"] == 3
     success = r[r["success"]]
     assert set(success["accepted_by"]) == {"equal_values"}
     assert not math.isnan(float(success["equal_value_ratio"].to_numpy(float)[0]))
@@ -124,15 +142,17 @@ def test_benchmark_metrics_by_group_are_exact() -> None:
             "format_ok": [True, True, False, False],
             "equal_value_ratio": [0.6, 1.0, nan, nan],
             "ic": [0.5, 1.0, nan, nan],
+            "evaluated": [True] * 4,
         }
     )
     m = benchmark_metrics(df).set_index("category")
     assert m.loc["M"].to_dict() == {
-        "arm": "a", "attempts": 2, "exec_success": 1.0, "format_success": 1.0,
-        "corr_mean": 0.75, "corr_max": 1.0, "accuracy@0.5": 1.0, "accuracy@0.9": 0.5,
-        "accuracy@0.99": 0.5, "task_success": 1.0,
+        "arm": "a", "attempts": 2, "not_evaluated": 0, "attempt_run_rate": 1.0,
+        "attempt_format_rate": 1.0, "ic_mean_compared": 0.75, "ic_max_compared": 1.0,
+        "attempt_accuracy@0.5": 1.0, "attempt_accuracy@0.9": 0.5,
+        "attempt_accuracy@0.99": 0.5, "task_success": 1.0,
     }  # fmt: skip
-    assert m.loc["V", "exec_success"] == 0.5 and bool(m["corr_mean"].isna()["V"])
-    assert m.loc["all", "task_success"] == 0.5 and m.loc["all", "accuracy@0.5"] == 0.5
+    assert m.loc["V", "attempt_run_rate"] == 0.5 and bool(m["ic_mean_compared"].isna()["V"])
+    assert m.loc["all", "task_success"] == 0.5 and m.loc["all", "attempt_accuracy@0.5"] == 0.5
     with pytest.raises(Exception, match="benchmark columns"):
         benchmark_metrics(df.drop(columns=["ran"]))
