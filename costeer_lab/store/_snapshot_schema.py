@@ -148,25 +148,21 @@ def install_sqlite_snapshots(conn: sqlite3.Connection) -> None:
 def _sqlite_triggers(
     conn: sqlite3.Connection, table: str, keys: tuple[str, ...], cols: list[str]
 ) -> None:
+    """Three triggers logging pre-images. ``NOT EXISTS`` rather than ``INSERT OR IGNORE``: the
+    conflict policy of the outer statement (an upsert's ``ABORT``) would override the latter."""
     shadow = f"snap_{table}"
     when = "WHEN EXISTS (SELECT 1 FROM snapshots)"
     clock = "(SELECT epoch FROM snapshot_clock)"
-    key_cols = ", ".join(keys)
-    new_keys = ", ".join(f"NEW.{k}" for k in keys)
-    all_cols = ", ".join(cols)
-    old_cols = ", ".join(f"OLD.{c}" for c in cols)
-    for event in ("insert", "update", "delete"):
+    for event, row in (("insert", "NEW"), ("update", "OLD"), ("delete", "OLD")):
         conn.execute(f"DROP TRIGGER IF EXISTS {shadow}_{event}")
-    conn.execute(
-        f"CREATE TRIGGER {shadow}_insert AFTER INSERT ON {table} {when} BEGIN "
-        f"INSERT OR IGNORE INTO {shadow} (tag, existed, {key_cols}) "
-        f"VALUES ({clock}, 0, {new_keys}); END"
-    )
-    for event in ("update", "delete"):
+        logged = keys if event == "insert" else tuple(cols)
+        values = ", ".join(f"{row}.{c}" for c in logged)
+        fresh = " AND ".join(f"h.{k} = {row}.{k}" for k in keys)
         conn.execute(
             f"CREATE TRIGGER {shadow}_{event} AFTER {event.upper()} ON {table} {when} BEGIN "
-            f"INSERT OR IGNORE INTO {shadow} (tag, existed, {all_cols}) "
-            f"VALUES ({clock}, 1, {old_cols}); END"
+            f"INSERT INTO {shadow} (tag, existed, {', '.join(logged)}) "
+            f"SELECT {clock}, {int(event != 'insert')}, {values} WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {shadow} h WHERE {fresh} AND h.tag = {clock}); END"
         )
 
 
