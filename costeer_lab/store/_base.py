@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Self
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord, Snapshot, StoreDiff
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import numpy as np
     import numpy.typing as npt
 
@@ -333,6 +331,6 @@ class BaseStore(abc.ABC):
         """A new, read-only store object showing this store as of snapshot ``name``."""
         raise self._no_snapshots()
 
-    def branch(self, snapshot: str, target: str | Path | BaseStore) -> BaseStore:
-        """A new writable store at ``target`` holding the state of ``snapshot``."""
+    def branch(self, snapshot: str, target: BaseStore) -> BaseStore:
+        """Fill the empty store ``target`` with the state of ``snapshot``; returns it."""
         raise self._no_snapshots()

@@ -48,7 +48,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any, TypeVar
 
 from costeer_lab._redact import redact_url
@@ -282,35 +281,28 @@ class SnapshotMixin(BaseStore):
         """
         return self._snap_view(name, self._epoch(name))
 
-    def branch(self, snapshot: str, target: str | Path | BaseStore) -> BaseStore:
-        """A new writable store at ``target`` holding the state of ``snapshot``.
+    def branch(self, snapshot: str, target: BaseStore) -> BaseStore:
+        """Fill the empty store ``target`` with the state of ``snapshot``; returns ``target``.
 
-        ``target`` is anything :func:`~costeer_lab.store.get_store` opens (another SQLite file,
-        a PostgreSQL URL with its own ``?schema=``) and must hold no data. The branch records
-        where it came from in its meta key ``branched_from`` and starts with a snapshot of the
-        same name, so ``branch.diff(snapshot)`` shows what the branch added. Cost: O(rows at
-        the snapshot), in one transaction of the target (see the module docstring for why).
+        ``target`` is a new, independent store (another SQLite file, a PostgreSQL database or
+        ``?schema=``; open it with :func:`~costeer_lab.store.get_store`; it stays the
+        caller's). It records where it came from in its meta key ``branched_from`` and starts
+        with a snapshot of the same name, so ``target.diff(snapshot)`` shows what the branch
+        added. Cost: O(rows at the snapshot), one transaction of the target (see the module
+        docstring for why a branch copies).
 
         Raises:
             UnknownNameError: no such snapshot.
             InvalidInputError: ``target`` already holds data.
         """
-        from costeer_lab.store._factory import get_store
-
         view = self.at_snapshot(snapshot)
         try:
-            dest = get_store(target)
-            try:
-                _copy(view, dest)
-                dest.set_meta("branched_from", f"{redact_url(self.url)}#{snapshot}")
-                dest.snapshot(snapshot)
-            except BaseException:
-                if not isinstance(target, BaseStore):
-                    dest.close()
-                raise
+            _copy(view, target)
         finally:
             view.close()
-        return dest
+        target.set_meta("branched_from", f"{redact_url(self.url)}#{snapshot}")
+        target.snapshot(snapshot)
+        return target
 
 
 def _plain(value: Any) -> Any:

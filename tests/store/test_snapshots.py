@@ -256,7 +256,7 @@ def test_branch_is_an_independent_writable_store(opener: Opener, tmp_path: Path)
     before = _state(store)
     store.snapshot("a")
     _change(store)
-    branch = store.branch("a", tmp_path / "branch.db")
+    branch = store.branch("a", get_store(tmp_path / "branch.db"))
     try:
         assert _state(branch) == before
         assert branch.get_meta("branched_from").endswith("#a")  # type: ignore[union-attr]
@@ -265,7 +265,7 @@ def test_branch_is_an_independent_writable_store(opener: Opener, tmp_path: Path)
         assert branch.diff("a").records("note").added == (("mine",),)
         assert store.get_record("note", "mine") is None
         with pytest.raises(InvalidInputError, match="already holds data"):
-            store.branch("a", tmp_path / "branch.db")
+            store.branch("a", branch)
     finally:
         branch.close()
 
