@@ -93,11 +93,15 @@ def key_match(keys: tuple[str, ...], left: str, right: str) -> str:
     return " AND ".join(f"{left}.{k} = {right}.{k}" for k in keys)
 
 
-def as_of_sql(table: str, columns: list[str], epoch: int, prefix: str = "") -> str:
+def as_of_sql(
+    table: str, columns: list[str], epoch: int, prefix: str = "", keys_in: str | None = None
+) -> str:
     """One ``SELECT`` of ``table`` (all ``columns``) as it was at snapshot ``epoch``.
 
     ``prefix`` qualifies the tables read (``main.`` in SQLite, ``"schema".`` in PostgreSQL), so
-    the statement can define a temporary view of the same name.
+    the statement can define a temporary view of the same name. ``keys_in``, a subquery of key
+    tuples, restricts both halves to those keys (a diff reads only what changed); its
+    parameters then appear twice.
 
     Example:
         >>> sql = as_of_sql("collections", ["name", "version"], 3)
@@ -112,10 +116,18 @@ def as_of_sql(table: str, columns: list[str], epoch: int, prefix: str = "") -> s
     shadow = f"{prefix}snap_{table}"
     live = ", ".join(f"t.{c}" for c in columns)
     old = ", ".join(f"h.{c}" for c in columns)
+
+    def only(alias: str) -> str:
+        return (
+            ""
+            if keys_in is None
+            else f" AND ({', '.join(f'{alias}.{k}' for k in keys)}) IN ({keys_in})"
+        )
+
     return (
         f"SELECT {live} FROM {prefix}{table} t WHERE NOT EXISTS (SELECT 1 FROM {shadow} h "
-        f"WHERE {key_match(keys, 'h', 't')} AND h.tag >= {epoch}) "
-        f"UNION ALL SELECT {old} FROM {shadow} h WHERE h.existed = 1 AND h.tag = "
+        f"WHERE {key_match(keys, 'h', 't')} AND h.tag >= {epoch}){only('t')} "
+        f"UNION ALL SELECT {old} FROM {shadow} h WHERE h.existed = 1{only('h')} AND h.tag = "
         f"(SELECT MIN(h2.tag) FROM {shadow} h2 WHERE {key_match(keys, 'h2', 'h')} "
         f"AND h2.tag >= {epoch})"
     )

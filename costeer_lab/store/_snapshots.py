@@ -241,23 +241,23 @@ class SnapshotMixin(BaseStore):
         cols = self._columns(table)
         compared = [c for c in cols if c not in keys and c not in _NOT_COMPARED]
         p = self._snap_p
-        changed_keys = f"c.tag >= {p}" + ("" if hi is None else f" AND c.tag < {p}")
-        window = (lo,) if hi is None else (lo, hi)
+        prefix = self._snap_prefix()
+        window = f"tag >= {p}" + ("" if hi is None else f" AND tag < {p}")
+        bounds: tuple[int, ...] = (lo,) if hi is None else (lo, hi)
+        changed = f"SELECT {', '.join(keys)} FROM {prefix}snap_{table} WHERE {window}"
         texts = [self._snap_text(f"x.{c}") for c in compared]
         picked = ", ".join([*(f"x.{k}" for k in keys), *texts])
-        prefix = self._snap_prefix()
 
         def state(epoch: int | None) -> dict[tuple[str, ...], tuple[Any, ...]]:
-            source = (
-                f"{prefix}{table}"
-                if epoch is None
-                else f"({as_of_sql(table, cols, epoch, prefix)})"
-            )
-            rows = self._snap_rows(
-                f"SELECT {picked} FROM {source} x WHERE EXISTS (SELECT 1 FROM "
-                f"{prefix}snap_{table} c WHERE {key_match(keys, 'c', 'x')} AND {changed_keys})",
-                window,
-            )
+            if epoch is None:  # now: the live rows of the changed keys
+                source = (
+                    f"(SELECT * FROM {prefix}{table} WHERE ({', '.join(keys)}) IN ({changed}))"
+                )
+                params = bounds
+            else:
+                source = f"({as_of_sql(table, cols, epoch, prefix, keys_in=changed)})"
+                params = bounds + bounds
+            rows = self._snap_rows(f"SELECT {picked} FROM {source} x", params)
             n = len(keys)
             return {tuple(str(v) for v in r[:n]): tuple(_plain(v) for v in r[n:]) for r in rows}
 
