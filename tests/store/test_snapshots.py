@@ -280,3 +280,31 @@ def test_an_in_memory_store_has_snapshots_but_no_views() -> None:
             store.at_snapshot("s")
         store.rollback("s")
         assert store.count_records("note") == 1
+
+
+def test_a_version_1_store_migrates_and_takes_snapshots(tmp_path: Path, postgres_url: str) -> None:
+    import sqlite3
+
+    import psycopg
+
+    from costeer_lab.store._migrations import MIGRATIONS, migrate
+    from costeer_lab.store._postgres_schema import PG_MIGRATIONS, migrate_postgres
+
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, str(path), MIGRATIONS[:1])
+    conn.execute("INSERT INTO records (kind, key, data, created_at, updated_at) "
+                 "VALUES ('note', 'old', '1', 0, 0)")  # fmt: skip
+    conn.close()
+    with psycopg.connect(postgres_url, autocommit=True) as pg:
+        migrate_postgres(pg, "public", "test", PG_MIGRATIONS[:1])
+        pg.execute("INSERT INTO records (kind, key, data, created_at, updated_at) "
+                   "VALUES ('note', 'old', '1', 0, 0)")  # fmt: skip
+    for url in (f"sqlite:///{path}", postgres_url):
+        with get_store(url) as store:
+            assert store.schema_version == 2
+            store.snapshot("first")
+            store.put_record("note", "old", 2)
+            assert store.diff("first").records("note").changed == (("old",),)
+            store.rollback("first")
+            assert store.get_record("note", "old") == 1
