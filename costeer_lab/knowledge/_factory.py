@@ -50,6 +50,7 @@ def open_kb(
     *,
     extractor: ComponentExtractor | None = None,
     settings: RAGSettings | None = None,
+    snapshot: str | None = None,
 ) -> KnowledgeBaseV2: ...
 @overload
 def open_kb(
@@ -59,6 +60,7 @@ def open_kb(
     *,
     extractor: ComponentExtractor | None = None,
     settings: RAGSettings | None = None,
+    snapshot: str | None = None,
 ) -> KnowledgeBaseV1: ...
 @overload
 def open_kb(
@@ -68,6 +70,7 @@ def open_kb(
     *,
     extractor: ComponentExtractor | None = None,
     settings: RAGSettings | None = None,
+    snapshot: str | None = None,
 ) -> KnowledgeBaseV1 | KnowledgeBaseV2: ...
 def open_kb(
     store: BaseStore | str | Path | None = None,
@@ -76,6 +79,7 @@ def open_kb(
     *,
     extractor: ComponentExtractor | None = None,
     settings: RAGSettings | None = None,
+    snapshot: str | None = None,
 ) -> KnowledgeBaseV1 | KnowledgeBaseV2:
     """Open (or create) a knowledge base in a store; the graph is rebuilt from it.
 
@@ -86,12 +90,16 @@ def open_kb(
             settings' ``embedder`` (default ``"hashing"``).
         extractor: component extractor of the V2 KB (default: per settings).
         settings: RAG settings (index kind, extractor); default: the ``rag`` section.
+        snapshot: open the KB as of this snapshot of the store (``kb.snapshot(name)``): a
+            read-only KB on its own connection (writes raise ``StoreError``), closed by
+            ``kb.close()``. Needs a store file or PostgreSQL (not ``:memory:``).
 
     A store opened here from a URL or path is closed by ``kb.close()``; a store object passed in
     stays open (it belongs to the caller).
 
     Raises:
-        UnknownNameError: unknown ``version``.
+        UnknownNameError: unknown ``version``, or no snapshot of that name (the message lists
+            the known ones).
         EmbedderMismatchError: the store holds vectors of another embedder.
 
     Example:
@@ -105,11 +113,19 @@ def open_kb(
         )
     s = settings or get_settings().rag
     st = get_store(store)
+    owns = not isinstance(store, BaseStore)
+    if snapshot is not None:
+        try:
+            view = st.at_snapshot(snapshot)
+        finally:
+            if owns:
+                st.close()
+        st, owns = view, True
     emb = _embedder(get_settings().embedder if embedder is None else embedder)
     kb: KnowledgeBaseV1 | KnowledgeBaseV2
     if version == "v1":
         kb = KnowledgeBaseV1(st, emb, index_kind=s.index_kind)
-        kb.owns_store = not isinstance(store, BaseStore)
+        kb.owns_store = owns
         return kb
     kb = KnowledgeBaseV2(
         st,
@@ -122,7 +138,7 @@ def open_kb(
             "ef_search": s.hnsw_ef_search,
         },
     )
-    kb.owns_store = not isinstance(store, BaseStore)
+    kb.owns_store = owns
     return kb
 
 

@@ -42,13 +42,14 @@ from costeer_lab.knowledge._kb_records import (
     feedback_score,
     files_text,
 )
+from costeer_lab.knowledge._kb_snapshots import KBSnapshotsMixin
 from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
 __all__ = ["ATTEMPT_KIND", "GROUND_TRUTH", "Attempt", "AttemptInput", "Fix", "KnowledgeBaseV2"]
 
 
-class KnowledgeBaseV2:
+class KnowledgeBaseV2(KBSnapshotsMixin):
     """The graph knowledge base: typed nodes linked as the CoSTEER method describes.
 
     * a ``task_description`` node per distinct task text, linked to its ``component`` nodes;

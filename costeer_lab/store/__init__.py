@@ -16,7 +16,14 @@ from costeer_lab.store._postgres import PostgresStore
 from costeer_lab.store._sqlite import SQLiteStore
 from costeer_lab.store._sqlite_readonly import read_only_uri
 from costeer_lab.store._target import check_store_target
-from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
+from costeer_lab.store._types import (
+    EdgeRecord,
+    JSONValue,
+    NodeRecord,
+    Snapshot,
+    StoreDiff,
+    TableDiff,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -26,6 +33,9 @@ __all__ = [
     "NodeRecord",
     "PostgresStore",
     "SQLiteStore",
+    "Snapshot",
+    "StoreDiff",
+    "TableDiff",
     "check_store_target",
     "get_store",
     "open_existing_store",

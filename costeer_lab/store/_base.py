@@ -12,11 +12,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Self
 
-from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
+from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord, Snapshot, StoreDiff
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from costeer_lab.errors import StoreError
 
 __all__ = ["BaseStore"]
 
@@ -58,6 +60,9 @@ class BaseStore(abc.ABC):
     #: Opened for reading only (``SQLiteStore(path, read_only=True)``): every write raises
     #: :class:`~costeer_lab.errors.StoreError`, and helpers that would write a cache skip it.
     read_only: bool = False
+    #: Why a read-only store refuses writes, when it is not simply opened read-only (a
+    #: snapshot view); the message of the :class:`~costeer_lab.errors.StoreError`.
+    _read_only_reason: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -320,3 +325,42 @@ class BaseStore(abc.ABC):
     @abc.abstractmethod
     def set_meta(self, key: str, value: str) -> None:
         """Set a store-level metadata value."""
+
+    # -- snapshots (``_snapshots.py``; both shipped backends implement them) -----------------
+    def _no_snapshots(self) -> StoreError:
+        from costeer_lab.errors import StoreError
+
+        return StoreError(f"{type(self).__name__} does not support snapshots")
+
+    def snapshot(self, name: str) -> Snapshot:
+        """Mark the store's current state under ``name`` (O(1); see ``_snapshots.py``).
+
+        Raises:
+            InvalidInputError: a snapshot of that name exists.
+        """
+        raise self._no_snapshots()
+
+    def snapshots(self) -> list[Snapshot]:
+        """The store's snapshots, oldest first."""
+        return []
+
+    def drop_snapshot(self, name: str) -> None:
+        """Forget a snapshot (its undo entries no other snapshot needs are pruned)."""
+        raise self._no_snapshots()
+
+    def rollback(self, name: str) -> list[str]:
+        """Return the store to snapshot ``name`` in one transaction; later snapshots are
+        dropped and their names returned."""
+        raise self._no_snapshots()
+
+    def diff(self, a: str, b: str | None = None) -> StoreDiff:
+        """What changed from snapshot ``a`` to snapshot ``b`` (``None``: now)."""
+        raise self._no_snapshots()
+
+    def at_snapshot(self, name: str) -> BaseStore:
+        """A new, read-only store object showing this store as of snapshot ``name``."""
+        raise self._no_snapshots()
+
+    def branch(self, snapshot: str, target: BaseStore) -> BaseStore:
+        """Fill the empty store ``target`` with the state of ``snapshot``; returns it."""
+        raise self._no_snapshots()

@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    1
+    2
     >>> read_schema_version(conn, ":memory:")
-    1
+    2
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from costeer_lab.errors import SchemaVersionError, StoreError
+from costeer_lab.store._snapshot_schema import install_sqlite_snapshots
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "read_schema_version"]
 
@@ -96,8 +97,13 @@ def _v1_initial(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _v2_snapshots(conn: sqlite3.Connection) -> None:
+    """Version 2: named snapshots (an undo log kept by triggers; ``_snapshot_schema``)."""
+    install_sqlite_snapshots(conn)
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_snapshots)
 
 #: Schema version written by this code.
 SCHEMA_VERSION: int = len(MIGRATIONS)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -44,6 +45,8 @@ from costeer_lab.store._codec import check_str, loads_json
 from costeer_lab.store._postgres_data import PostgresDataMixin
 from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
 from costeer_lab.store._rows import edge_rows, node_rows
+from costeer_lab.store._snapshot_schema import VERSIONED, as_of_sql
+from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
@@ -64,7 +67,7 @@ _OPTIONS = (
 )
 
 
-class PostgresStore(PostgresDataMixin):
+class PostgresStore(PostgresDataMixin, SnapshotMixin):
     """A :class:`~costeer_lab.store.BaseStore` in a PostgreSQL database with pgvector.
 
     Args:
@@ -327,6 +330,48 @@ class PostgresStore(PostgresDataMixin):
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
+    _snap_p = "%s"
+    _snap_overriding = " OVERRIDING SYSTEM VALUE"
+
+    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        return self._rows(sql, params)
+
+    def _snap_write(self) -> AbstractContextManager[Any]:
+        return self._write()
+
+    def _snap_columns(self, table: str) -> list[str]:
+        rows = self._rows(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
+            "AND table_name = %s ORDER BY ordinal_position",
+            (self.schema, table),
+        )
+        return [str(r[0]) for r in rows]
+
+    def _snap_prefix(self) -> str:
+        return f'"{self.schema}".'
+
+    def _snap_text(self, column: str) -> str:
+        return f"{column}::text"
+
+    def _snap_view(self, name: str, epoch: int) -> PostgresStore:
+        view = PostgresStore(self.url, schema=self.schema)
+        try:
+            conn = view._connection()
+            with view._guard():
+                for table in VERSIONED:
+                    sql = as_of_sql(table, view._snap_columns(table), epoch, self._snap_prefix())
+                    conn.execute(f"CREATE TEMP VIEW {table} AS {sql}")  # shadows the table
+        except BaseException:
+            view.close()
+            raise
+        view.read_only = True
+        view._read_only_reason = (
+            f"snapshot view {name!r} of store {self._where} is read-only; write to the store "
+            "itself, or branch(...) it into a new store"
+        )
+        return view
 
 
 def _split_url(url: str) -> tuple[str, dict[str, Any]]:

@@ -126,6 +126,8 @@ class PostgresBase(BaseStore):
     @contextmanager
     def _scope(self, *, lock: bool = False) -> Iterator[None]:
         conn = self._connection()
+        if self.read_only:
+            raise StoreError(self._read_only_reason or f"store {self._where} is read-only")
         savepoint = f"sp{self._depth}" if self._depth else None
         try:
             with self._guard():

@@ -17,7 +17,7 @@ test that opens a database of the previous version. Keep it in step with the SQL
 
 Example:
     >>> PG_SCHEMA_VERSION
-    1
+    2
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from costeer_lab.errors import SchemaVersionError, StoreError
+from costeer_lab.store._snapshot_schema import install_postgres_snapshots
 
 if TYPE_CHECKING:
     import psycopg
@@ -112,8 +113,13 @@ def _v1_initial(conn: psycopg.Connection[tuple[object, ...]]) -> None:
             conn.execute(statement)
 
 
+def _v2_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 2: named snapshots (an undo log kept by triggers; ``_snapshot_schema``)."""
+    install_postgres_snapshots(conn)
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial,)
+PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial, _v2_snapshots)
 
 #: Schema version written by this code.
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

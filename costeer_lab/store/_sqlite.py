@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +25,8 @@ from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
 from costeer_lab.store._codec import check_str, dumps_json, loads_json
 from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
 from costeer_lab.store._rows import edge_rows, node_rows
+from costeer_lab.store._snapshot_schema import VERSIONED, as_of_sql
+from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
 from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
@@ -36,7 +39,7 @@ _EDGE_COLS = "src, dst, kind, attrs, created_at"
 _RESERVED_META = frozenset({"schema_version"})
 
 
-class SQLiteStore(SQLiteDataMixin):
+class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
     """A :class:`~costeer_lab.store.BaseStore` in one SQLite file (or in memory).
 
     Args:
@@ -290,6 +293,45 @@ class SQLiteStore(SQLiteDataMixin):
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
+    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        return self._rows(sql, params)
+
+    def _snap_write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._write()
+
+    def _snap_columns(self, table: str) -> list[str]:
+        return [str(r[1]) for r in self._rows(f"PRAGMA main.table_info({table})")]
+
+    def _snap_prefix(self) -> str:
+        return "main."
+
+    def _snap_where(self) -> str:
+        return repr(self._shown)
+
+    def _snap_view(self, name: str, epoch: int) -> SQLiteStore:
+        if self.path == ":memory:":
+            raise StoreError(
+                f"snapshot {name!r} of an in-memory store cannot be opened as a view (a second "
+                "connection cannot see the database); use a store file"
+            )
+        view = SQLiteStore(self.path)
+        try:
+            conn = view._connection()
+            with view._guard():
+                for table in VERSIONED:
+                    sql = as_of_sql(table, view._snap_columns(table), epoch, "main.")
+                    conn.execute(f"CREATE TEMP VIEW {table} AS {sql}")
+        except BaseException:
+            view.close()
+            raise
+        view.read_only = True
+        view._read_only_reason = (
+            f"snapshot view {name!r} of store {self._shown!r} is read-only; write to the store "
+            "itself, or branch(...) it into a new store"
+        )
+        return view
 
 
 def _retry_busy(setup: Callable[[], int], timeout_s: float) -> int:

@@ -94,7 +94,10 @@ class SQLiteBase(BaseStore):
     def _scope(self) -> Iterator[None]:
         conn = self._connection()
         if self.read_only:
-            raise StoreError(f"store {self._shown!r} is opened read-only; it cannot be written")
+            raise StoreError(
+                self._read_only_reason
+                or f"store {self._shown!r} is opened read-only; it cannot be written"
+            )
         savepoint = f"sp{self._depth}" if self._depth else None
         with self._guard():
             conn.execute(f"SAVEPOINT {savepoint}" if savepoint else "BEGIN IMMEDIATE")
