@@ -61,6 +61,7 @@ from costeer_lab.settings import EvaluatorSettings, get_settings
 __all__ = [
     "FactorEvaluator",
     "describe_run",
+    "error_line",
     "infrastructure_failure",
     "isolation_of",
     "make_runner",
@@ -84,6 +85,22 @@ _RESOURCE_ERRORS = re.compile(
 #: Cap of a factor output file (HDF5, or the Parquet it is decoded to) read back from the
 #: sandbox: ``max_output_rows`` (5M) rows of a (datetime, instrument) series fit well within.
 _FACTOR_OUTPUT_BYTES = 256 * 1024 * 1024
+
+
+#: Characters kept of a reference's error line (:attr:`GroundTruthError.cause`).
+_CAUSE_CHARS = 200
+_ERROR_LINE = re.compile(r"^\s*[\w.]*(Error|Exception)\b")
+
+
+def error_line(stderr: str) -> str:
+    r"""The last ``SomeError: …`` line of a run's stderr (at most 200 characters), or ``""``.
+
+    Example:
+        >>> error_line("Traceback ...\n  File x\nKeyError: '$money'\n")
+        "KeyError: '$money'"
+    """
+    found = [ln.strip() for ln in (stderr or "").splitlines() if _ERROR_LINE.match(ln)]
+    return found[-1][:_CAUSE_CHARS] if found else ""
 
 
 def make_runner(
@@ -344,14 +361,19 @@ class FactorEvaluator:
             transient = transient_failure(outcome)
             if transient is not None:
                 why = f"{why}; {transient}: retried at the next attempt"
-            error = GroundTruthError(f"the reference implementation failed ({why})")
+            error = GroundTruthError(
+                f"the reference implementation failed ({why})", cause=error_line(outcome.stderr)
+            )
             return error, transient is None
         data, problem = self._decoded(data, output, "gt")
         rep = _read(data, output, problem, infinite=self.settings.factor_infinite)
         if rep.ok and rep.series is not None:
             return rep.series, True
         _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
-        return GroundTruthError("the reference implementation wrote no usable factor"), (
+        cause = "; ".join(rep.failures)[:_CAUSE_CHARS]
+        return GroundTruthError(
+            "the reference implementation wrote no usable factor", cause=cause
+        ), (
             problem is None  # a failed HDF5 decoding run may be the machine's: retried
         )
 
