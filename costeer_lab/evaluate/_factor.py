@@ -21,9 +21,10 @@ error, or wrote no usable factor): they would fail the same way again. Failures 
 the machine's — a time or memory limit (load, host memory pressure), a signal (OOM killer, a
 dead worker), a sandbox that could not run it, a process limit, resource exhaustion in its
 stderr (``ENOSPC``, ``ENOMEM``, ``MemoryError``, ...), an HDF5 output that could not be
-decoded, or a runner that raised — are not: the next attempt runs the reference again, so a
-full disk leaves tasks "Not evaluated" only while it is full (a reference that always times out
-then costs its time limit per attempt; the report lists every such attempt).
+decoded, or a runner that raised — are not: the next evaluation (another task's, another
+arm's or a resumed run's) runs the reference again, so a full disk leaves tasks "Not
+evaluated" only while it is full. The evolution loop stops a task at its first not-evaluated
+attempt (:mod:`costeer_lab.evolve._agent`): a failing reference costs no retries.
 
 Any other exception in the trusted steps of :meth:`FactorEvaluator.evaluate` (a bug, a
 ``MemoryError``) gives a "Not evaluated: the evaluation infrastructure failed" feedback too
@@ -360,7 +361,7 @@ class FactorEvaluator:
             _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
             transient = transient_failure(outcome)
             if transient is not None:
-                why = f"{why}; {transient}: retried at the next attempt"
+                why = f"{why}; {transient}: not cached, run again at its next evaluation"
             error = GroundTruthError(
                 f"the reference implementation failed ({why})", cause=error_line(outcome.stderr)
             )
