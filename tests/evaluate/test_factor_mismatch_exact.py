@@ -401,3 +401,16 @@ def test_a_late_slow_factor_is_lag_not_missing() -> None:
     flat = pd.Series(np.repeat([[1.0, 5.0]], 20, axis=0).reshape(-1), idx)
     flat_late = flat.groupby(level="instrument").shift(1)  # equal and lag 1 both 36 of 36
     assert classify_mismatch(flat_late, flat, HALF, nan_ok=True, ic=0.0)[0] == "missing"
+
+
+def test_an_instrument_the_candidate_lacks_decides_nothing() -> None:
+    """An instrument all-NaN in the candidate is skipped (not a warm-up change), and the
+    other instruments still decide, whichever comes first."""
+    p = _panel()
+    insts = p.index.get_level_values("instrument")
+    truth = _mean(p["close"], 5) / p["close"]
+    field = (_mean(p["open"], 5) / p["open"]).where(insts != "S3")
+    assert classify_mismatch(field, truth, S, nan_ok=True, ic=0.95)[0] == "field"
+    flat_truth = _mean(p["close"], 5, min_periods=1)
+    window = _mean(p["close"], 7, min_periods=1).where(insts != "S0")
+    assert classify_mismatch(window, flat_truth, S, nan_ok=True, ic=0.95)[0] == "window"
