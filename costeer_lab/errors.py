@@ -151,7 +151,21 @@ class IsolationError(SandboxError):
 
 class GroundTruthError(CosteerLabError):
     """A reference implementation failed: an infrastructure error of the experiment, recorded
-    and reported, never shown to a coder as feedback."""
+    and reported, never shown to a coder as feedback.
+
+    ``cause``: the reference's own error line (``KeyError: '$money'``), kept out of the
+    message (which goes into attempt records) and shown only where the user reads it (the
+    preflight's error).
+
+    Example:
+        >>> e = GroundTruthError("the reference implementation failed", cause="KeyError: 'x'")
+        >>> str(e), e.cause
+        ('the reference implementation failed', "KeyError: 'x'")
+    """
+
+    def __init__(self, message: str, *, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class MemoryRefusedError(CosteerLabError, ValueError):

@@ -21,9 +21,10 @@ error, or wrote no usable factor): they would fail the same way again. Failures 
 the machine's — a time or memory limit (load, host memory pressure), a signal (OOM killer, a
 dead worker), a sandbox that could not run it, a process limit, resource exhaustion in its
 stderr (``ENOSPC``, ``ENOMEM``, ``MemoryError``, ...), an HDF5 output that could not be
-decoded, or a runner that raised — are not: the next attempt runs the reference again, so a
-full disk leaves tasks "Not evaluated" only while it is full (a reference that always times out
-then costs its time limit per attempt; the report lists every such attempt).
+decoded, or a runner that raised — are not: the next evaluation (another task's, another
+arm's or a resumed run's) runs the reference again, so a full disk leaves tasks "Not
+evaluated" only while it is full. The evolution loop stops a task at its first not-evaluated
+attempt (:mod:`costeer_lab.evolve._agent`): a failing reference costs no retries.
 
 Any other exception in the trusted steps of :meth:`FactorEvaluator.evaluate` (a bug, a
 ``MemoryError``) gives a "Not evaluated: the evaluation infrastructure failed" feedback too
@@ -63,6 +64,7 @@ from costeer_lab.settings import EvaluatorSettings, get_settings
 __all__ = [
     "FactorEvaluator",
     "describe_run",
+    "error_line",
     "infrastructure_failure",
     "isolation_of",
     "make_runner",
@@ -86,6 +88,22 @@ _RESOURCE_ERRORS = re.compile(
 #: Cap of a factor output file (HDF5, or the Parquet it is decoded to) read back from the
 #: sandbox: ``max_output_rows`` (5M) rows of a (datetime, instrument) series fit well within.
 _FACTOR_OUTPUT_BYTES = 256 * 1024 * 1024
+
+
+#: Characters kept of a reference's error line (:attr:`GroundTruthError.cause`).
+_CAUSE_CHARS = 200
+_ERROR_LINE = re.compile(r"^\s*[\w.]*(Error|Exception)\b")
+
+
+def error_line(stderr: str) -> str:
+    r"""The last ``SomeError: …`` line of a run's stderr (at most 200 characters), or ``""``.
+
+    Example:
+        >>> error_line("Traceback ...\n  File x\nKeyError: '$money'\n")
+        "KeyError: '$money'"
+    """
+    found = [ln.strip() for ln in (stderr or "").splitlines() if _ERROR_LINE.match(ln)]
+    return found[-1][:_CAUSE_CHARS] if found else ""
 
 
 def make_runner(
@@ -355,15 +373,20 @@ class FactorEvaluator:
             _LOG.error("ground truth failed (%s):\n%s", why, describe_run(outcome, 4000)[1])
             transient = transient_failure(outcome)
             if transient is not None:
-                why = f"{why}; {transient}: retried at the next attempt"
-            error = GroundTruthError(f"the reference implementation failed ({why})")
+                why = f"{why}; {transient}: not cached, run again at its next evaluation"
+            error = GroundTruthError(
+                f"the reference implementation failed ({why})", cause=error_line(outcome.stderr)
+            )
             return error, transient is None
         data, problem = self._decoded(data, output, "gt")
         rep = _read(data, output, problem, infinite="exact")
         if rep.ok and rep.series is not None:
             return rep.series, True
         _LOG.error("ground truth output unusable:\n%s", "\n".join(rep.lines))
-        return GroundTruthError("the reference implementation wrote no usable factor"), (
+        cause = "; ".join(rep.failures)[:_CAUSE_CHARS]
+        return GroundTruthError(
+            "the reference implementation wrote no usable factor", cause=cause
+        ), (
             problem is None  # a failed HDF5 decoding run may be the machine's: retried
         )
 

@@ -7,16 +7,29 @@ a sign error from a window error:
 ==============  =====================================================================
 class           meaning
 ==============  =====================================================================
-``nan_pattern`` values equal where both have one, but missing values differ (fillna?)
+``missing``     the candidate is missing where the truth has values: on most rows, or on
+                some rows while equal to the truth where both have a value
+``nan_pattern`` values equal where both have one, but the candidate has values where the
+                truth is missing (fillna?)
+``lag``         the truth of an earlier day (a shift too many)
+``lead``        the truth of a later day (look-ahead)
 ``sign``        the candidate equals minus the truth
 ``scale``       an affine transform of the truth (``a * truth + b``, a != 1)
 ``offset``      the truth plus a constant
-``lag``         the truth of an earlier day (a shift too many)
-``lead``        the truth of a later day (look-ahead)
-``window``      tracks the truth closely (IC > 0.8) without being a transform of it
-``missing``     the candidate is missing where the truth has values
+``window``      tracks the truth closely (IC > 0.8), and a window change explains it: its
+                warm-up (leading missing values of an instrument) differs from the truth's,
+                or it equals the truth on every instrument's first value (where windows of
+                any length with ``min_periods=1`` agree)
+``field``       tracks the truth closely (IC > 0.8) with the truth's warm-up but differs
+                from an instrument's first value on: the same window on another input
+                column (``$open`` for ``$close``)
 ``values``      different values (another formula, field or grouping)
 ==============  =====================================================================
+
+The classes are tried in the order of the table: coverage (``missing``, ``nan_pattern``)
+before shape, so a candidate equal to the truth but missing on a few rows is ``missing``,
+never an ``offset`` of ``2e-16`` (unless the truth shifted by a few days equals it on more
+rows: a late factor is missing its first rows too, and is ``lag``).
 """
 
 from __future__ import annotations
@@ -31,14 +44,15 @@ from costeer_lab.settings import EvaluatorSettings
 __all__ = ["MISMATCH_CLASSES", "band", "classify_mismatch", "equal_mask", "mismatch_rows"]
 
 MISMATCH_CLASSES = (
+    "missing",
     "nan_pattern",
+    "lag",
+    "lead",
     "sign",
     "scale",
     "offset",
-    "lag",
-    "lead",
     "window",
-    "missing",
+    "field",
     "values",
 )
 #: Rows shown in the feedback of a mismatch.
@@ -101,6 +115,34 @@ def _affine(c: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     return float(a), float(b), r2
 
 
+def _window_explains(c: np.ndarray, t: np.ndarray, truth: pd.Series, s: EvaluatorSettings) -> bool:
+    """Whether a window change explains the candidate: on some instrument its first finite
+    value comes at another row than the truth's (another warm-up), or on every instrument
+    both start at the same row with equal values (windows with ``min_periods=1`` agree until
+    the history is longer than the shorter one; another input column differs at once).
+
+    Example:
+        >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
+        ...                                   ["A"]], names=["datetime", "instrument"])
+        >>> t = pd.Series([np.nan, 1.0], idx)
+        >>> _window_explains(np.array([0.5, 2.0]), t.to_numpy(), t, EvaluatorSettings())
+        True
+    """
+    inst = truth.index.get_level_values("instrument")
+    firsts_equal: list[bool] = []
+    for name in pd.unique(inst):
+        rows = np.flatnonzero(inst == name)
+        fc, ft = np.isfinite(c[rows]), np.isfinite(t[rows])
+        if not fc.any() or not ft.any():
+            continue
+        first_c, first_t = int(fc.argmax()), int(ft.argmax())
+        if first_c != first_t:
+            return True
+        row = rows[first_t : first_t + 1]
+        firsts_equal.append(bool(equal_mask(c[row], t[row], s)[0]))
+    return bool(firsts_equal) and all(firsts_equal)
+
+
 def _ic_words(ic: float, precise: bool) -> str:
     """The mean IC in an explanation: 3 decimals when precise, else a one-decimal band."""
     if precise:
@@ -141,14 +183,26 @@ def classify_mismatch(
             f"the candidate is missing on {int(finite_t.sum() - both.sum())} of "
             f"{int(finite_t.sum())} rows where the truth has a value"
         )
-    if not nan_ok and _share(c, t, s) > thr:
+    equal = _share(c, t, s)
+    by_inst = truth.groupby(level="instrument")
+    shifted = {k: _share(c, by_inst.shift(k).to_numpy(float), s) for k in _SHIFTS}
+    equal_where_both = equal > thr
+    lost = int(finite_t.sum() - both.sum())
+    # equal where both have a value: a coverage mistake, unless a shifted truth explains the
+    # values better (a late factor is missing its first rows too)
+    if equal_where_both and lost and max(shifted.values()) <= equal:
+        counted = f"{lost} of {int(finite_t.sum())} rows" if precise else "some rows"
+        return "missing", (
+            f"the values equal the truth where both exist, but the candidate is missing on "
+            f"{counted} where the truth has a value (rows dropped, or a step giving NaN?)"
+        )
+    if not nan_ok and equal_where_both:
         return "nan_pattern", (
             "the values agree where both exist, but the candidate has values where the truth "
             "is missing (were NaN filled, e.g. with 0, or rows kept that should be NaN?)"
         )
-    by_inst = truth.groupby(level="instrument")
     for k in _SHIFTS:
-        if _share(c, by_inst.shift(k).to_numpy(float), s) > thr:
+        if shifted[k] > thr:
             days = f"{abs(k)} day{'s' if abs(k) > 1 else ''}"
             if k > 0:
                 return "lag", f"the values equal the truth of {days} earlier (shifted too far)"
@@ -161,9 +215,15 @@ def classify_mismatch(
             return "offset", f"the values equal the truth plus {b:.6g}"
         return "scale", f"the values equal {a:.6g} * truth + {b:.6g} (a rescaled factor)"
     if math.isfinite(ic) and ic > 0.8:
-        return "window", (
-            f"the values track the truth (mean IC {_ic_words(ic, precise)}) but differ: a "
-            "different window, min_periods, ddof or smoothing?"
+        if _window_explains(c, t, truth, s):
+            return "window", (
+                f"the values track the truth (mean IC {_ic_words(ic, precise)}) but differ: a "
+                "different window, min_periods, ddof or smoothing?"
+            )
+        return "field", (
+            f"the values track the truth (mean IC {_ic_words(ic, precise)}) with its warm-up, "
+            "but differ from each instrument's first value on: the same window on another "
+            "input column (e.g. $open for $close)?"
         )
     return "values", (
         f"the values differ from the truth (mean IC {_ic_words(ic, precise)}): another formula, "

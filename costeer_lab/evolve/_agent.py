@@ -9,6 +9,11 @@ evaluated, not turned into knowledge, not counted as trials; the step record lis
 key, unknown model, rejected request) or a replay miss stops the run with that one error, after
 the step's other attempts are saved; so does a transient error that hit every task of
 :data:`INFRA_STREAK_LIMIT` steps in a row.
+
+An attempt the evaluator could not judge (feedback with ``details["infrastructure_error"]``: the
+reference implementation or the evaluator itself failed) is recorded once, as not evaluated,
+and stops its task: it uses no more of the task's retries (another attempt of the coder cannot
+help) and is not turned into knowledge.
 """
 
 from __future__ import annotations
@@ -35,7 +40,15 @@ from costeer_lab.knowledge import fix_relevant, tasks_related, trace_relevant
 from costeer_lab.records import QueriedKnowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
-__all__ = ["EvoAgent", "RAGLike", "RunState", "StepEvaluator", "kb_size", "retrieved_summary"]
+__all__ = [
+    "EvoAgent",
+    "RAGLike",
+    "RunState",
+    "StepEvaluator",
+    "is_not_evaluated",
+    "kb_size",
+    "retrieved_summary",
+]
 
 STEP_KIND = "evo_step"
 RUN_KIND = "evo_run"
@@ -122,6 +135,21 @@ class RunState:
     infra_errors: list[dict[str, Any]] = field(default_factory=list)
     #: Steps in a row (this process) in which every task hit an infrastructure error.
     infra_streak: int = 0
+    #: Tasks whose last attempt was not evaluated (``details["infrastructure_error"]``: the
+    #: reference or the evaluator failed): stopped, since another attempt of the coder cannot
+    #: help; the attempt is recorded once, as not evaluated.
+    not_evaluated: set[str] = field(default_factory=set)
+
+
+def is_not_evaluated(fb: SingleFeedback) -> bool:
+    """Whether an attempt's feedback is "not evaluated": the evaluation infrastructure failed
+    (``details["infrastructure_error"]``), so it says nothing about the code.
+
+    Example:
+        >>> is_not_evaluated(SingleFeedback(details={"infrastructure_error": "x"}))
+        True
+    """
+    return "infrastructure_error" in fb.details
 
 
 def kb_size(kb: KnowledgeBaseLike) -> int:
@@ -224,6 +252,8 @@ class EvoAgent:
         state.last_feedback[tid] = fb
         if fb.succeeded:
             state.succeeded.add(tid)
+        if is_not_evaluated(fb):
+            state.not_evaluated.add(tid)
         old = state.best.get(tid)
         if old is None or _better(fb, old[1]):
             state.best[tid] = (ws, fb)
@@ -251,6 +281,7 @@ class EvoAgent:
             while state.step < self.max_loop:
                 given_up = QueriedKnowledge(failed_task_info_set=frozenset(state.given_up))
                 todo = self.strategy.select(item.task_ids, state.succeeded, state.trials, given_up)
+                todo = [t for t in todo if t not in state.not_evaluated]
                 if self.context is not None:
                     todo = [t for t in todo if not self.context.stop_reason(self.run_id, t)]
                 if not todo:
@@ -336,7 +367,11 @@ class EvoAgent:
             if self.context is not None and tasks:
                 self.context.record_step(self.run_id, step, tasks, outcomes, feedbacks)
             if self.rag is not None and done:
-                trace = [(t, ws, fb) for (t, _, ws), fb in zip(done, feedbacks, strict=True)]
+                trace = [  # a not-evaluated attempt says nothing about the code: no knowledge
+                    (t, ws, fb)
+                    for (t, _, ws), fb in zip(done, feedbacks, strict=True)
+                    if not is_not_evaluated(fb)
+                ]
                 self.rag.generate_knowledge(self.kb, trace, run_id=self.run_id)
             kb_nodes = kb_size(self.kb) if self.rag is not None and self.kb is not None else 0
             t_gen = time.perf_counter()

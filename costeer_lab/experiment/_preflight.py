@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
     from costeer_lab.suites import SuiteLike
 from costeer_lab.llm import LOCAL_PREFIX, model_alias, require_local_llm
-from costeer_lab.records import Task
+from costeer_lab.records import Task, Workspace
 from costeer_lab.settings import get_settings
 
 __all__ = [
@@ -340,49 +340,90 @@ def _check_input_files(suite: SuiteLike) -> None:
                 ) from None
 
 
-class _Collect(logging.Handler):
+class _Quiet(logging.Handler):
+    """Swallows the evaluator's log of a failed reference during the preflight: its cause is in
+    the one error the preflight raises (:attr:`GroundTruthError.cause`)."""
+
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
-        self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines += record.getMessage().splitlines()
+        pass
 
 
-def _reference_error(lines: list[str]) -> str:
-    """The last ``SomeError: …`` line of the reference's logged output, if any."""
-    found = [ln.strip() for ln in lines if re.match(r"^\s*\w*(Error|Exception)\b", ln)]
-    return f": {found[-1][:200]}" if found else ""
+#: A data file named in a reference's code (a string literal such as ``"daily_f.h5"``).
+_DATA_FILE = re.compile(
+    r"""["']([\w./-]+\.(?:h5|hdf5|hdf|parquet|pq|csv|feather|pkl|pickle))["']""", re.IGNORECASE
+)
+
+
+def unprovided_files(code: str, provided: set[str]) -> list[str]:
+    """The data files a reference's code names that are neither suite inputs (``provided``)
+    nor written by it (``to_hdf``/``to_parquet``/``to_csv``/… of the same literal).
+
+    Example:
+        >>> unprovided_files('pd.read_hdf("daily_f.h5"); f.to_hdf("result.h5", key="d")',
+        ...                  {"daily_pv.h5"})
+        ['daily_f.h5']
+    """
+    written = set(re.findall(r"""\.to_\w+\(\s*["']([^"']+)["']""", code))
+    names = dict.fromkeys(m.group(1) for m in _DATA_FILE.finditer(code))
+    return [n for n in names if Path(n).name not in provided and n not in written]
+
+
+def code_of(gt: Workspace) -> str:
+    """Every file of a reference workspace, one after the other."""
+    return "\n".join(gt.files[k] for k in sorted(gt.files))
+
+
+def _problem(task: Task, code: str, exc: GroundTruthError, provided: set[str]) -> str:
+    """One task's entry of the preflight's error."""
+    missing = unprovided_files(code, provided)
+    if missing:
+        which = ", ".join(missing)
+        return f"{task.id!r} reads {which}, which the suite does not provide"
+    return f"{task.id!r}: {exc}" + (f": {exc.cause}" if exc.cause else "")
 
 
 def _check_reference(suite: SuiteLike, targets: list[Task]) -> None:
-    """Every target's reference implementation must run on the suite's inputs (the results
-    are cached by the evaluator, so the run's evaluations reuse them)."""
+    """Every target's reference implementation must run on the suite's inputs: one
+    :class:`ConfigurationError` names each task that cannot be evaluated (inputs the suite
+    does not provide, or a reference that fails), in task-id order whatever the selection's
+    order. Results are cached by the evaluator (once per process), so the run reuses them.
+    """
     if not getattr(suite, "inputs", None):
         return
     evaluator = suite.evaluator()
     check = getattr(evaluator, "ground_truth_result", None)
+    output_of = getattr(evaluator, "output_of", None)
+    if not callable(check):
+        return
     logger = logging.getLogger("costeer_lab.evaluate._factor")
-    collect, propagate = _Collect(), logger.propagate
-    logger.addHandler(collect)
-    logger.propagate = False  # its output goes into the one error message below
-    task_id = targets[0].id
+    quiet, propagate = _Quiet(), logger.propagate
+    logger.addHandler(quiet)
+    logger.propagate = False  # the cause goes into the one error message below
+    provided = set(suite.inputs)
+    problems: dict[str, str] = {}
     try:
-        for task_id in dict.fromkeys(t.id for t in targets):
-            if callable(check):
-                check(suite.ground_truth(task_id))
-    except GroundTruthError as exc:
-        files = ", ".join(repr(str(p)) for p in suite.inputs.values())
-        raise ConfigurationError(
-            f"task {task_id!r}: {exc}{_reference_error(collect.lines)}, run on the suite's "
-            f"inputs ({files}); an input file may lack a column the task uses"
-        ) from None
+        for task in {t.id: t for t in targets}.values():
+            gt = suite.ground_truth(task.id)
+            try:
+                check(gt, output_of(task) if callable(output_of) else None)
+            except GroundTruthError as exc:
+                problems[task.id] = _problem(task, code_of(gt), exc, provided)
     finally:
-        logger.removeHandler(collect)
+        logger.removeHandler(quiet)
         logger.propagate = propagate
         close = getattr(evaluator, "close", None)
         if callable(close):
             close()
+    if problems:
+        n = len(problems)
+        files = ", ".join(f"{k} ({str(v)!r})" for k, v in sorted(suite.inputs.items()))
+        raise ConfigurationError(
+            f"{n} task{'s' if n > 1 else ''} cannot be evaluated on the suite's inputs "
+            f"({files}): " + "; ".join(problems[k] for k in sorted(problems))
+        )
 
 
 def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight:

@@ -142,6 +142,7 @@ def test_too_few_or_constant_values_are_no_affine_fit() -> None:
 def test_window_is_an_ic_above_0_8() -> None:
     t = _truth()
     cand = t + np.random.default_rng(1).normal(size=len(t)) * 0.3
+    cand.iloc[:3] = t.iloc[:3]  # equal on each instrument's first value: a window change
     above = float(np.nextafter(0.8, 1.0))
     assert classify_mismatch(cand, t, S, nan_ok=True, ic=above) == (
         "window",
@@ -259,3 +260,157 @@ def test_small_unrelated_values_are_no_affine_transform() -> None:
     t = _truth()
     tiny = pd.Series(np.random.default_rng(7).normal(size=len(t)) * 1e-4, t.index)
     assert classify_mismatch(tiny, t, S, nan_ok=True, ic=0.0)[0] == "values"
+
+
+# -- coverage before shape; window or field (issue 25) -----------------------------------------
+def _panel(days: int = 40, n: int = 4, seed: int = 3) -> pd.DataFrame:
+    """A small hand-built price panel: close a random walk, open close times a small gap."""
+    idx = pd.MultiIndex.from_product(
+        [pd.bdate_range("2021-01-04", periods=days), [f"S{i}" for i in range(n)]],
+        names=["datetime", "instrument"],
+    )
+    rng = np.random.default_rng(seed)
+    steps = rng.normal(0.0, 0.02, size=(days, n))
+    close = 10.0 * np.exp(np.cumsum(steps, axis=0)).ravel()
+    opened = close * (1.0 + rng.normal(0.0, 0.002, size=days * n))
+    return pd.DataFrame({"close": close, "open": opened}, idx)
+
+
+def _mean(x: pd.Series, window: int, min_periods: int | None = None) -> pd.Series:
+    by = x.groupby(level="instrument", group_keys=False)
+    return by.apply(lambda s: s.rolling(window, min_periods=min_periods).mean()).sort_index()
+
+
+def test_equal_values_missing_on_a_few_rows_are_missing_not_offset() -> None:
+    t = _truth(days=40, n=4)  # 160 rows
+    cand = t.copy()
+    cand.iloc[[7, 50, 99, 130]] = np.nan  # 2.5 % of the rows
+    assert classify_mismatch(cand, t, S, nan_ok=True, ic=1.0) == (
+        "missing",
+        "the values equal the truth where both exist, but the candidate is missing on 4 of 160 "
+        "rows where the truth has a value (rows dropped, or a step giving NaN?)",
+    )
+    assert classify_mismatch(cand, t, S, nan_ok=False, ic=1.0, precise=False) == (
+        "missing",
+        "the values equal the truth where both exist, but the candidate is missing on some "
+        "rows where the truth has a value (rows dropped, or a step giving NaN?)",
+    )
+    t2 = t.copy()
+    t2.iloc[0] = np.nan  # the truth's own NaN is not counted
+    assert classify_mismatch(cand, t2, S, nan_ok=True, ic=1.0)[1].startswith(
+        "the values equal the truth where both exist, but the candidate is missing on 4 of 159 "
+    )
+
+
+def test_missing_rows_with_other_values_are_not_a_coverage_mistake() -> None:
+    t = _truth(days=40, n=4)
+    cand = t + 3.0
+    cand.iloc[[7, 50]] = np.nan
+    assert classify_mismatch(cand, t, S, nan_ok=True, ic=1.0) == (
+        "offset",
+        "the values equal the truth plus 3",
+    )
+
+
+def test_extra_values_where_the_truth_is_missing_stay_nan_pattern() -> None:
+    t = _truth(days=40, n=4)
+    t.iloc[:8] = np.nan
+    cand = t.fillna(0.0)
+    cand.iloc[20] = np.nan  # and missing on one row: coverage of the truth's rows comes first
+    assert classify_mismatch(cand, t, S, nan_ok=False, ic=1.0)[0] == "missing"
+    assert classify_mismatch(t.fillna(0.0), t, S, nan_ok=False, ic=1.0)[0] == "nan_pattern"
+
+
+def test_another_input_column_is_field_not_window() -> None:
+    p = _panel()
+    truth = _mean(p["close"], 5) / p["close"]
+    cand = _mean(p["open"], 5) / p["open"]  # the same formula on $open
+    assert classify_mismatch(cand, truth, S, nan_ok=True, ic=0.95) == (
+        "field",
+        "the values track the truth (mean IC 0.950) with its warm-up, but differ from each "
+        "instrument's first value on: the same window on another input column (e.g. $open "
+        "for $close)?",
+    )
+    assert classify_mismatch(cand, truth, S, nan_ok=True, ic=0.85, precise=False)[1] == (
+        "the values track the truth (mean IC in [0.8, 0.9)) with its warm-up, but differ from "
+        "each instrument's first value on: the same window on another input column (e.g. $open "
+        "for $close)?"
+    )
+    assert classify_mismatch(cand, truth, S, nan_ok=True, ic=0.8)[0] == "values"
+
+
+def test_another_warm_up_is_window() -> None:
+    p = _panel()
+    truth = _mean(p["close"], 5) / p["close"]
+    longer = _mean(p["close"], 6) / p["close"]  # one more leading NaN per instrument
+    assert classify_mismatch(longer, truth, S, nan_ok=True, ic=0.95)[0] == "window"
+    shorter = _mean(p["close"], 4) / p["close"]
+    assert classify_mismatch(shorter, truth, S, nan_ok=True, ic=0.95)[0] == "window"
+
+
+def test_a_window_without_warm_up_is_window_by_its_first_values() -> None:
+    p = _panel()
+    truth = _mean(p["close"], 5, min_periods=1)  # no NaN: the first rows are expanding means
+    cand = _mean(p["close"], 7, min_periods=1)
+    assert classify_mismatch(cand, truth, S, nan_ok=True, ic=0.95)[0] == "window"
+    field = _mean(p["open"], 5, min_periods=1)
+    assert classify_mismatch(field, truth, S, nan_ok=True, ic=0.95)[0] == "field"
+
+
+def test_one_instrument_decides_window_by_warm_up_whatever_its_order() -> None:
+    p = _panel()
+    truth = _mean(p["close"], 5) / p["close"]
+    cand = _mean(p["open"], 5) / p["open"]  # field on every instrument ...
+    for name in ("S0", "S3"):  # ... but one instrument starts a row later: a warm-up change
+        late = cand.copy()
+        first = np.flatnonzero(
+            (late.index.get_level_values("instrument") == name) & late.notna().to_numpy()
+        )[0]
+        late.iloc[first] = np.nan
+        assert classify_mismatch(late, truth, S, nan_ok=True, ic=0.95)[0] == "window"
+
+
+def test_one_instrument_with_another_first_value_makes_field() -> None:
+    p = _panel()
+    truth = _mean(p["close"], 5, min_periods=1)
+    cand = _mean(p["close"], 7, min_periods=1)
+    for name in ("S0", "S3"):
+        other = cand.copy()
+        first = np.flatnonzero(other.index.get_level_values("instrument") == name)[0]
+        other.iloc[first] += 1.0
+        assert classify_mismatch(other, truth, S, nan_ok=True, ic=0.95)[0] == "field"
+
+
+def test_no_instrument_with_values_in_both_is_field() -> None:
+    idx = _truth(days=4, n=2).index
+    t = pd.Series([np.nan, 1.0, np.nan, 2.0, np.nan, 3.0, np.nan, 4.0], idx)  # I0 all NaN
+    c = pd.Series([5.0, np.nan, 6.0, np.nan, 7.0, np.nan, 8.0, np.nan], idx)  # I1 all NaN
+    from costeer_lab.evaluate._factor_mismatch import _window_explains
+
+    assert _window_explains(c.to_numpy(), t.to_numpy(), t, S) is False
+
+
+def test_a_late_slow_factor_is_lag_not_missing() -> None:
+    """Equal where both exist and missing on the first rows, but the shifted truth equals it
+    on more rows: ``lag``; on a tie (a constant factor) coverage comes first."""
+    idx = _truth(days=20, n=2).index
+    levels = np.repeat([[1.0, 5.0], [2.0, 7.0]], 10, axis=0)  # two levels per instrument
+    t = pd.Series(levels.reshape(-1), idx)
+    late = t.groupby(level="instrument").shift(1)  # 36 shared rows, 34 equal; lag 1: 36 of 36
+    assert classify_mismatch(late, t, HALF, nan_ok=True, ic=0.0)[0] == "lag"
+    flat = pd.Series(np.repeat([[1.0, 5.0]], 20, axis=0).reshape(-1), idx)
+    flat_late = flat.groupby(level="instrument").shift(1)  # equal and lag 1 both 36 of 36
+    assert classify_mismatch(flat_late, flat, HALF, nan_ok=True, ic=0.0)[0] == "missing"
+
+
+def test_an_instrument_the_candidate_lacks_decides_nothing() -> None:
+    """An instrument all-NaN in the candidate is skipped (not a warm-up change), and the
+    other instruments still decide, whichever comes first."""
+    p = _panel()
+    insts = p.index.get_level_values("instrument")
+    truth = _mean(p["close"], 5) / p["close"]
+    field = (_mean(p["open"], 5) / p["open"]).where(insts != "S3")
+    assert classify_mismatch(field, truth, S, nan_ok=True, ic=0.95)[0] == "field"
+    flat_truth = _mean(p["close"], 5, min_periods=1)
+    window = _mean(p["close"], 7, min_periods=1).where(insts != "S0")
+    assert classify_mismatch(window, flat_truth, S, nan_ok=True, ic=0.95)[0] == "window"

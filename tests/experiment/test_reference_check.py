@@ -179,8 +179,11 @@ def test_every_selected_factor_reference_runs_on_the_inputs(tmp_path: Path) -> N
     spec = load_spec({**_spec(path), "arms": [{"name": "a"}]})
     with pytest.raises(ConfigurationError) as info:  # the second target's reference fails
         preflight(spec, tmp_path / "out", resume=True)
-    assert str(info.value).startswith("task 'V1': the reference implementation failed")
-    assert "KeyError: 'volume'" in str(info.value)
+    text = str(info.value)
+    assert text.startswith("1 task cannot be evaluated on the suite's inputs (daily_pv.parquet (")
+    assert text.endswith(
+        "'V1': the reference implementation failed (exit code 1): KeyError: 'volume'"
+    )
     only_m1 = load_spec({**_spec(path, tasks={"ids": ["M1"]}), "arms": [{"name": "a"}]})
     assert [t.id for t in preflight(only_m1, tmp_path / "out", resume=True).targets] == ["M1"]
 
