@@ -16,7 +16,8 @@ Per size, three fresh processes (so each peak RSS is its own):
   ``brute_over_v2_query_ratio``. Baseline of the open: embedding every task description again
   and building a flat index (``reembed_over_open_ratio``).
 * **naive**: the peak RSS of loading every node and record into Python
-  (``naive_over_serve_rss_ratio``) against the serve process's peak RSS (``serve_peak_rss_mb``).
+  (``naive_over_serve_rss_ratio``) against the serve process's peak RSS after opening the KB
+  and querying it (``serve_peak_rss_mb``, read before any baseline runs).
 
 Sizes: ``--quick`` 2k and 10k; default 10k and 100k; ``--full`` adds 1M.
 """
@@ -190,6 +191,7 @@ def _serve(path: str, seed: int, n_q: int, n_brute: int) -> dict[str, float]:
         rag.query(kb, [t], {t.id: fb}, run_id="bench", attempt=j)
         lat.append(time.perf_counter() - s)
     out["v2_query_p50"], out["v2_query_p99"] = percentile(lat, 50), percentile(lat, 99)
+    out["serve_peak_rss_mb"] = _peak_rss_mb()  # open + queries, before any baseline
     brute = _brute(kb)
     blat = []
     for t, fb in qs[5 : 5 + n_brute]:
@@ -220,7 +222,6 @@ def _serve(path: str, seed: int, n_q: int, n_brute: int) -> dict[str, float]:
         rag.query(hk, [t], {t.id: fb}, run_id="bench", attempt=j)
         lat.append(time.perf_counter() - s)
     out["v2_query_hnsw_p50"], out["v2_query_hnsw_p99"] = percentile(lat, 50), percentile(lat, 99)
-    out["serve_peak_rss_mb"] = _peak_rss_mb()
     hk.store.close()
     return out
 
