@@ -20,6 +20,10 @@ fingerprints first (so error nodes, error fixes and traces exist at scale). It m
   V2 p50.
 
 Run: ``python -m benchmarks.knowledge [--quick] [--json PATH|-]`` (``--quick``: 10k only).
+
+``--scale`` measures knowledge at scale instead (10k and 100k tasks of 2 attempts on average;
+``--quick`` 2k and 10k; ``--full`` adds 1M): insert, record, open, V2 query and peak RSS, each
+against a brute-force baseline (see :mod:`benchmarks.knowledge_scale`).
 """
 
 from __future__ import annotations
@@ -118,6 +122,10 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--queries", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--naive-queries", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--hnsw-from", type=int, default=100_000, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--scale", action="store_true", help="knowledge at scale: 10k and 100k tasks"
+    )
+    parser.add_argument("--full", action="store_true", help="with --scale: also 1M tasks")
 
 
 def _run_size(results: Results, n: int, args: argparse.Namespace, tmp: Path) -> None:
@@ -232,8 +240,14 @@ def main(argv: list[str] | None = None) -> int:
         "knowledge", "Graph knowledge base: insert throughput and V2 query latency.", argv,
         _options,
     )  # fmt: skip
-    sizes = args.n or ([10_000] if args.quick else [10_000, 100_000])
     results = Results("knowledge")
+    if args.scale:
+        from benchmarks.knowledge_scale import run_scale
+
+        full = [10_000, 100_000, 1_000_000] if args.full else [10_000, 100_000]
+        run_scale(results, args.n or ([2_000, 10_000] if args.quick else full), args)
+        return finish(results, args)
+    sizes = args.n or ([10_000] if args.quick else [10_000, 100_000])
     with tempfile.TemporaryDirectory(prefix="costeer_kb_bench_") as tmp:
         for n in sizes:
             _run_size(results, n, args, Path(tmp))

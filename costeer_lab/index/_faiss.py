@@ -130,6 +130,10 @@ class FaissIndex:
         self._label_of: dict[str, int] = {}
         self._id_of: dict[int, str] = {}
         self._next_label = 0
+        #: Changes whenever an existing id may get another label or lose its label (a removal,
+        #: a rebuild, a load); adding new ids keeps it. Labels from :meth:`labels_of` stay
+        #: valid while it is unchanged.
+        self.label_epoch = 0
         apply_faiss_threads()
         self._view: _Matrix | None = None
         self._live: npt.NDArray[np.bool_] | None = None
@@ -247,6 +251,44 @@ class FaissIndex:
         check_embedder(self.embedder_id, embedder_id)
         q = normalize_rows(queries, self.dim, what="queries")
         cand = None if filter is None else labels_for_filter(self._label_of, filter)
+        return self._search_rows(q, k, cand)
+
+    def labels_of(self, ids: Sequence[str]) -> _Labels:
+        """The labels of ``ids`` (``-1`` for an id not in the index), valid while
+        :attr:`label_epoch` is unchanged; pass them to :meth:`search_labels`.
+
+        Example:
+            >>> import numpy as np
+            >>> idx = FaissIndex(2)
+            >>> idx.add(["x", "y"], np.eye(2, dtype=np.float32))
+            >>> idx.labels_of(["y", "zz"]).tolist()
+            [1, -1]
+        """
+        get = self._label_of.get
+        return np.fromiter((get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+
+    def search_labels(self, query: object, k: int, labels: object) -> SearchResult:
+        """:meth:`search` restricted to the distinct, live ``labels`` (from :meth:`labels_of`):
+        the same result as a ``filter`` of their ids, without a string look-up per allowed id.
+
+        Example:
+            >>> import numpy as np
+            >>> idx = FaissIndex(2)
+            >>> idx.add(["x", "y"], np.eye(2, dtype=np.float32))
+            >>> idx.search_labels(np.array([1.0, 1.0]), 5, idx.labels_of(["y"])).ids
+            ('y',)
+        """
+        k = check_k(k)
+        q = normalize_rows(np.asarray(query).reshape(1, -1), self.dim, what="queries")
+        cand = np.asarray(labels, dtype=np.int64).reshape(-1)
+        if cand.size and (cand.min() < 0 or cand.max() >= self._next_label):
+            raise InvalidInputError(
+                f"labels must lie in [0, {self._next_label}), got {cand.min()}..{cand.max()}"
+            )
+        return self._search_rows(q, k, cand)[0]
+
+    def _search_rows(self, q: _Matrix, k: int, cand: _Labels | None) -> list[SearchResult]:
+        """Search normalised queries among the ``cand`` labels (all live rows when ``None``)."""
         n_cand = len(self) if cand is None else int(cand.size)
         kk = min(k, n_cand)
         if kk == 0:
@@ -324,6 +366,7 @@ class FaissIndex:
     @_index.setter
     def _index(self, value: Any) -> None:
         self._faiss, self._view, self._live = value, None, None
+        self.label_epoch += 1
 
     def _live_mask(self) -> npt.NDArray[np.bool_]:
         """A cached boolean mask of live rows (dropped whenever ids change)."""
@@ -356,6 +399,8 @@ class FaissIndex:
 
     def _drop(self, ids: list[str]) -> None:
         self._live = None
+        if ids:
+            self.label_epoch += 1
         for s in ids:
             del self._id_of[self._label_of.pop(s)]
 

@@ -73,10 +73,14 @@ def scan_topk(vectors: Matrix, queries: Matrix, k: int, allowed: Labels) -> tupl
     """Exact top-``k`` among the ``allowed`` rows of ``vectors`` by a numpy scan.
 
     A small ``allowed`` set is gathered and scanned; a large one is cheaper to score by scanning
-    every row and keeping the allowed columns. Ties are broken by label.
+    every row and keeping the allowed columns. Ties are broken by label. Gathered rows are
+    taken in label order, so the scores do not depend on the order of ``allowed`` (a set's
+    iteration order changes with the hash seed; a matrix product's rounding with the row order).
     Requires ``1 <= k <= len(allowed)``.
     """
     full = len(allowed) > _GATHER_SHARE * len(vectors)
+    if not full:
+        allowed = np.sort(allowed)
     sub = vectors if full else vectors[allowed]
     labels = np.empty((len(queries), k), dtype=np.int64)
     scores = np.empty((len(queries), k), dtype=np.float32)

@@ -1,8 +1,8 @@
 """``KnowledgeBaseV2``: the graph knowledge base of CoSTEER (nodes, edges and attempt records).
 
 Each attempt is a ``kg_attempt`` record (the durable event log); the graph nodes/edges and the
-in-memory lookups (task → attempts, task description → success, component → successful tasks,
-error → fixes) are rebuilt from the store when the KB is opened.
+in-memory lookups (task → attempts, task description → success, component → solved task
+descriptions as integer postings, error → fixes) are rebuilt from the store when the KB is opened.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from costeer_lab.knowledge._kb_records import (
     files_text,
 )
 from costeer_lab.knowledge._kb_snapshots import KBSnapshotsMixin
+from costeer_lab.knowledge._success_index import SuccessIndex
 from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
 
@@ -128,7 +129,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self.task_td: dict[str, str] = {}
         self.attempts: dict[tuple[str, str], list[Attempt]] = {}
         self.success: dict[str, Success] = {}
-        self.comp_success: dict[str, set[str]] = {}
+        #: Solved task descriptions as ordinals, with component postings (component query).
+        self.solved = SuccessIndex()
         self.error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
@@ -166,8 +168,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         entry = self.success.get(td)
         if entry is None:
             entry = self.success[td] = Success(d["success"], d["provenance"])
-            for comp in neighbors_within(self.graph.G, td, 1, COMPONENT):
-                self.comp_success.setdefault(comp, set()).add(td)
+            self.solved.add(td, neighbors_within(self.graph.G, td, 1, COMPONENT))
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
                 a for r in runs for a in self.attempts.get((r, task_id), ()) if not a.succeeded

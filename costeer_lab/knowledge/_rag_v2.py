@@ -21,7 +21,7 @@ from costeer_lab.knowledge._kb_v2 import (
     KnowledgeBaseV2,
 )
 from costeer_lab.knowledge._querylog import QueryLogger
-from costeer_lab.knowledge._retrieve import nearest, search_successful
+from costeer_lab.knowledge._retrieve import nearest, search_solved
 from costeer_lab.knowledge._sampler import KnowledgeSampler
 from costeer_lab.records import (
     ErrorFix,
@@ -265,9 +265,7 @@ class RAGStrategyV2:
         own = kb.td_of(task)
         widen = s.sampler != "top" or bool(harmful)
         pool = s.max_similar * (s.candidate_multiplier if widen else 1)
-        ranked = search_successful(
-            kb, vec, pool, lambda td: td != own and td in kb.success, kb.success.keys(), near
-        )
+        ranked = search_solved(kb, vec, pool, lambda td: td != own and td in kb.success, near=near)
         if harmful:
             ranked.sort(key=lambda x: kb.success[x[0]].node in harmful)
         return self.sampler.sample(
@@ -296,25 +294,20 @@ class RAGStrategyV2:
         s = self.settings
         k = s.max_component_matches
         comps = [node_id(COMPONENT, c) for c in kb.components_of(task)]
-        own = kb.td_of(task)
-        shared: dict[str, int] = {}
-        for c in comps:
-            for td in kb.comp_success.get(c, ()):
-                if td != own:
-                    shared[td] = shared.get(td, 0) + 1
-        if k == 0 or not shared:
+        shared = kb.solved.shared_counts(comps)  # ordinal -> components shared (postings)
+        own = kb.solved.ordinal.get(kb.td_of(task))
+        if own is not None:
+            shared[own] = 0
+        if k == 0 or not shared.any():
             return []
-        tiers: dict[int, set[str]] = {}
-        for td, m in shared.items():
-            tiers.setdefault(m, set()).add(td)
         pool_size = k * s.candidate_multiplier
         pool: list[tuple[str, float, float]] = []  # (td, share, similarity)
-        for m in sorted(tiers, reverse=True):
+        for m in np.unique(shared[shared > 0])[::-1].tolist():
             if len(pool) >= pool_size:
                 break
-            tier = tiers[m]
+            tier = np.flatnonzero(shared == m)
             want = min(pool_size - len(pool), len(tier))
-            ranked = search_successful(kb, vec, want, tier, near=near)
+            ranked = search_solved(kb, vec, want, _InTier(kb, shared, m), tier, near)
             pool += [(td, m / len(comps), sim) for td, sim in ranked]
 
         def order(x: tuple[str, float, float]) -> tuple[bool, float, float]:
@@ -350,6 +343,17 @@ class RAGStrategyV2:
         return self.sampler.sample(
             ranked, s.max_error_fixes, scores=[x[1] for x in ranked], key=(*key, "error")
         )
+
+
+class _InTier:
+    """Membership of a task description in tier ``m`` (shares exactly ``m`` components)."""
+
+    def __init__(self, kb: KnowledgeBaseV2, shared: npt.NDArray[np.int64], m: int) -> None:
+        self.ordinal, self.shared, self.m = kb.solved.ordinal, shared, m
+
+    def __call__(self, td: str) -> bool:
+        o = self.ordinal.get(td)
+        return o is not None and int(self.shared[o]) == self.m
 
 
 @dataclass

@@ -23,3 +23,31 @@ def test_knowledge_benchmark_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixt
     assert metrics["naive_over_v2_query_ratio"]["unit"] == "x"
     assert 1 <= metrics["v2_queries_with_error_and_component_hits"]["value"] <= 6
     assert "naive_queries" in capsys.readouterr().out
+
+
+def test_knowledge_scale_tiny_run(tmp_path: Path) -> None:
+    """``--scale`` measures every agreed quantity, each with its brute-force ratio."""
+    from benchmarks import knowledge
+
+    out = tmp_path / "scale.json"
+    args = ["--scale", "--n", "200", "--queries", "4", "--naive-queries", "1"]
+    assert knowledge.main([*args, "--json", str(out)]) == 0
+    rows = {r["metric"]: r for r in json.loads(out.read_text())["results"]}
+    assert {r["case"] for r in rows.values()} == {"scale n=200"}
+    assert rows["tasks"]["value"] == 200 and 300 <= rows["attempts"]["value"] <= 500
+    for name in ("insert_items_per_s", "v2_query_p50", "v2_query_hnsw_p99", "open_s",
+                 "record_ms_p50", "serve_peak_rss_mb", "store_bytes_per_task"):  # fmt: skip
+        assert rows[name]["value"] > 0
+    for ratio in ("insert_bulk_over_single_ratio", "record_empty_over_full_ratio",
+                  "reembed_over_open_ratio", "brute_over_v2_query_ratio",
+                  "naive_over_serve_rss_ratio"):  # fmt: skip
+        assert rows[ratio]["unit"] == "x" and rows[ratio]["value"] > 0
+
+
+def test_scale_attempts_average_two_per_task() -> None:
+    from benchmarks.knowledge_scale import attempts
+
+    items = attempts(2000, seed=1)
+    assert len({e.task.id for e in items}) == 2000
+    assert 1.9 <= len(items) / 2000 <= 2.1
+    assert attempts(50, seed=1) == attempts(50, seed=1)

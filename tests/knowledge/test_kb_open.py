@@ -74,7 +74,10 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     assert opened.graph.G.number_of_edges() == before.store.count_edges()
     assert opened.stats() == before.stats()
     assert opened.attempts == before.attempts and opened.task_td == before.task_td
-    assert opened.success == before.success and opened.comp_success == before.comp_success
+    assert opened.success == before.success and opened.solved.tds == before.solved.tds
+    components = {c for td in before.solved.tds for c in before.graph.G.neighbors(td)}
+    for c in components:
+        assert opened.solved.posting(c).tolist() == before.solved.posting(c).tolist()
     assert opened.error_fixes == before.error_fixes
     store.calls.clear()
     opened.reload()  # an explicit reload reads the graph once more, the same way

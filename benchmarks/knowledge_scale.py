@@ -1,0 +1,305 @@
+"""Knowledge at scale (``python -m benchmarks.knowledge --scale``): a synthetic factor KB of N
+tasks, each with 2 attempts on average (1-3; a failed attempt crashes with one of 60 error
+fingerprints or returns wrong values; nine tasks in ten end solved), in 10 runs.
+
+Per size, three fresh processes (so each peak RSS is its own):
+
+* **build**: ``record_many`` in batches of 1000 attempts (``insert_items_per_s``); baseline: the
+  same attempts recorded one ``record`` call (one transaction) each, on a fresh store
+  (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
+  (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
+  means recording is flat in N). Store bytes per task.
+* **serve**: open the KB (``open_s``, exact index; ``open_hnsw_s``), V2 queries of unseen
+  tasks with a failing last feedback (``v2_query_p50``/``p99``, exact and HNSW); baseline: the
+  same four queries by brute force over in-memory copies of everything (every solved task's
+  components walked, every description vector scored, every attempt's errors scanned):
+  ``brute_over_v2_query_ratio``. Baseline of the open: embedding every task description again
+  and building a flat index (``reembed_over_open_ratio``).
+* **naive**: the peak RSS of loading every node and record into Python
+  (``naive_over_serve_rss_ratio``) against the serve process's peak RSS after opening the KB
+  and querying it (``serve_peak_rss_mb``, read before any baseline runs).
+
+Sizes: ``--quick`` 2k and 10k; default 10k and 100k; ``--full`` adds 1M.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import random
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._common import Results, percentile
+from benchmarks.knowledge import ERRORS, FIELDS, _task
+from costeer_lab.embed import get_embedder
+from costeer_lab.graph import (
+    COMPONENT,
+    TASK_DESCRIPTION,
+    collection_name,
+    neighbors_within,
+    node_id,
+)
+from costeer_lab.index import FaissIndex
+from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
+from costeer_lab.knowledge._attempts import attempt_errors
+from costeer_lab.knowledge._kb_v2 import ATTEMPT_KIND, AttemptInput
+from costeer_lab.records import SingleFeedback, Task, Workspace
+from costeer_lab.store import SQLiteStore
+
+__all__ = ["attempts", "run_scale"]
+
+BATCH = 1000
+RUNS = 10
+
+
+def _crash(rng: random.Random) -> SingleFeedback:
+    err = rng.choice(ERRORS).format(f"'{rng.choice(FIELDS)}'")
+    return SingleFeedback(
+        execution=f"Traceback (most recent call last):\n{err}", final_decision=False
+    )
+
+
+def attempts(n: int, seed: int, start: int = 0) -> list[AttemptInput]:
+    """Attempts of tasks ``start .. start+n`` (2 per task on average, seeded).
+
+    Example:
+        >>> len(attempts(100, 0)) > 150
+        True
+    """
+    rng = random.Random(seed * 1_000_003 + start)
+    out: list[AttemptInput] = []
+    for i in range(start, start + n):
+        t = _task(rng, i)
+        run = f"run{i % RUNS}"
+        k = rng.choice((1, 2, 3))
+        solved = rng.random() < 0.9
+        for a in range(1, k + 1):
+            if a == k and solved:
+                ws = Workspace({"main.py": f"# {t.name}\nresult = compute('{t.formulation}')\n"})
+                out.append(AttemptInput(t, ws, SingleFeedback(final_decision=True), run, a))
+            else:
+                fb = _crash(rng) if rng.random() < 0.7 else SingleFeedback(
+                    execution="ran", return_checking="IC too low", final_decision=False
+                )  # fmt: skip
+                out.append(AttemptInput(t, Workspace({"main.py": f"bad {i}.{a}"}), fb, run, a))
+    return out
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _queries(n_q: int, seed: int) -> list[tuple[Task, SingleFeedback]]:
+    rng = random.Random(seed + 7)
+    return [(_task(rng, 50_000_000 + j), _crash(rng)) for j in range(n_q)]
+
+
+def _record_ms(kb: KnowledgeBaseV2, seed: int, start: int, n: int) -> float:
+    lat = []
+    for e in attempts(n, seed + 1, start)[:n]:
+        s = time.perf_counter()
+        kb.record(e.task, e.workspace, e.feedback, run_id=e.run_id, attempt=e.attempt)
+        lat.append(time.perf_counter() - s)
+    return percentile(lat, 50) * 1e3
+
+
+def _build(path: str, n: int, seed: int) -> dict[str, float]:
+    """Child: insert N tasks in bulk, the one-by-one baseline, single-record costs."""
+    items = attempts(n, seed)
+    emb = get_embedder("hashing")
+    kb = KnowledgeBaseV2(SQLiteStore(path), emb)
+    s = time.perf_counter()
+    for lo in range(0, len(items), BATCH):
+        kb.record_many(items[lo : lo + BATCH])
+    bulk = len(items) / (time.perf_counter() - s)
+    record_full = _record_ms(kb, seed, 10**8, 50)
+    kb.store.close()
+    size = Path(path).stat().st_size + sum(
+        p.stat().st_size for p in Path(path).parent.glob(Path(path).name + "-*")
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        single = KnowledgeBaseV2(SQLiteStore(f"{tmp}/one.db"), emb)
+        few = items[: min(len(items), 500)]
+        s = time.perf_counter()
+        for e in few:
+            single.record(e.task, e.workspace, e.feedback, run_id=e.run_id, attempt=e.attempt)
+        one = len(few) / (time.perf_counter() - s)
+        record_empty = _record_ms(single, seed, 10**8, 50)
+        single.store.close()
+    return {
+        "attempts": len(items),
+        "insert_items_per_s": bulk,
+        "insert_single_items_per_s": one,
+        "record_ms_p50": record_full,
+        "record_empty_ms_p50": record_empty,
+        "store_bytes_per_task": size / n,
+        "build_peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def _brute(kb: KnowledgeBaseV2) -> Any:
+    """Brute-force V2 query over in-memory copies (no index, no postings)."""
+    ids, vectors, _ = kb.store.load_vectors(collection_name(TASK_DESCRIPTION))
+    row = {i: r for r, i in enumerate(ids)}
+    tds = [td for td in kb.success if td in row]
+    matrix = vectors[[row[td] for td in tds]]
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    comps = {td: set(neighbors_within(kb.graph.G, td, 1, COMPONENT)) for td in tds}
+    atts = [(task, a) for (_run, task), lst in kb.attempts.items() for a in lst]
+
+    def query(task: Task, fb: SingleFeedback, s: RAGSettings) -> None:
+        vec = kb.query_vector(task.get_task_information())
+        sims = matrix @ (vec / np.linalg.norm(vec))
+        similar = sorted(zip(sims.tolist(), tds, strict=True), reverse=True)[: s.max_similar]
+        mine = [node_id(COMPONENT, c) for c in kb.components_of(task)]
+        by_tier: dict[int, list[tuple[float, str]]] = {}
+        for j, td in enumerate(tds):
+            m = sum(c in comps[td] for c in mine)
+            if m:
+                by_tier.setdefault(m, []).append((float(sims[j]), td))
+        picks = [x for m in sorted(by_tier, reverse=True) for x in sorted(by_tier[m])[::-1]]
+        fps = {fp for fp, _ in attempt_errors(fb)}
+        fixes = [(t, a) for t, a in atts if any(fp in fps for fp, _ in a.errors)]
+        del similar, picks, fixes
+
+    return query
+
+
+def _serve(path: str, seed: int, n_q: int, n_brute: int) -> dict[str, float]:
+    """Child: open (exact, HNSW), V2 queries, the brute-force query and re-embed baselines."""
+    emb = get_embedder("hashing")
+    s = time.perf_counter()
+    kb = KnowledgeBaseV2(SQLiteStore(path), emb)
+    kb.sync_indexes()
+    out: dict[str, float] = {"open_s": time.perf_counter() - s}
+    settings = RAGSettings(log_queries=False)
+    rag = RAGStrategyV2(settings)
+    qs = _queries(n_q + 5, seed)
+    for t, fb in qs[:5]:
+        rag.query(kb, [t], {t.id: fb}, run_id="warm", attempt=1)
+    lat = []
+    for j, (t, fb) in enumerate(qs[5:]):
+        s = time.perf_counter()
+        rag.query(kb, [t], {t.id: fb}, run_id="bench", attempt=j)
+        lat.append(time.perf_counter() - s)
+    out["v2_query_p50"], out["v2_query_p99"] = percentile(lat, 50), percentile(lat, 99)
+    out["serve_peak_rss_mb"] = _peak_rss_mb()  # open + queries, before any baseline
+    brute = _brute(kb)
+    blat = []
+    for t, fb in qs[5 : 5 + n_brute]:
+        s = time.perf_counter()
+        brute(t, fb, settings)
+        blat.append(time.perf_counter() - s)
+    out["brute_query_p50"] = percentile(blat, 50)
+    texts = [r.content for r in kb.store.iter_nodes(TASK_DESCRIPTION)]
+    s = time.perf_counter()
+    vecs = get_embedder("hashing").embed(texts)
+    flat = FaissIndex(emb.dim)
+    flat.add([str(i) for i in range(len(texts))], vecs)
+    out["reembed_s"] = time.perf_counter() - s
+    del vecs, flat, texts, brute
+    kb.store.close()
+    r = settings
+    s = time.perf_counter()
+    hk = KnowledgeBaseV2(
+        SQLiteStore(path), emb, index_kind="hnsw",
+        index_kw={"hnsw_m": r.hnsw_m, "ef_construction": r.hnsw_ef_construction,
+                  "ef_search": r.hnsw_ef_search},
+    )  # fmt: skip
+    hk.sync_indexes()
+    out["open_hnsw_s"] = time.perf_counter() - s
+    lat = []
+    for j, (t, fb) in enumerate(qs[5:]):
+        s = time.perf_counter()
+        rag.query(hk, [t], {t.id: fb}, run_id="bench", attempt=j)
+        lat.append(time.perf_counter() - s)
+    out["v2_query_hnsw_p50"], out["v2_query_hnsw_p99"] = percentile(lat, 50), percentile(lat, 99)
+    hk.store.close()
+    return out
+
+
+def _naive(path: str) -> dict[str, float]:
+    """Child: every node and attempt record decoded into Python (what a naive KB holds)."""
+    store = SQLiteStore(path)
+    nodes, edges = list(store.iter_nodes()), list(store.iter_edges())
+    records = list(store.iter_records(ATTEMPT_KIND))
+    rows = len(nodes) + len(edges) + len(records)
+    out = {"naive_peak_rss_mb": _peak_rss_mb(), "naive_rows": float(rows)}
+    store.close()
+    return out
+
+
+def _child(job: str, args: tuple[Any, ...], conn: Any) -> None:
+    jobs: dict[str, Callable[..., dict[str, float]]] = {
+        "build": _build, "serve": _serve, "naive": _naive
+    }  # fmt: skip
+    conn.send(json.dumps(jobs[job](*args)))
+    conn.close()
+
+
+def _in_child(job: str, *args: Any) -> dict[str, float]:
+    ctx = mp.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(job, args, send))
+    proc.start()
+    send.close()
+    try:
+        data = json.loads(recv.recv())
+    except EOFError:
+        data = None
+    proc.join()
+    if data is None or proc.exitcode != 0:
+        raise RuntimeError(f"benchmark child {job!r} failed (exit code {proc.exitcode})")
+    out: dict[str, float] = data
+    return out
+
+
+def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> None:
+    """Measure every size in ``sizes`` into ``results`` (see the module docstring)."""
+    n_q = args.queries or 200
+    for n in sizes:
+        case = f"scale n={n // 1000}k" if n >= 1000 else f"scale n={n}"
+        with tempfile.TemporaryDirectory(prefix="costeer_kb_scale_") as tmp:
+            path = f"{tmp}/kb.db"
+            b = _in_child("build", path, n, args.seed)
+            v = _in_child("serve", path, args.seed, n_q, args.naive_queries or 5)
+            nv = _in_child("naive", path)
+        add = results.add
+        add(case, "tasks", n, "tasks")
+        add(case, "attempts", b["attempts"], "attempts")
+        add(case, "insert_items_per_s", b["insert_items_per_s"], "items/s")
+        add(case, "insert_single_items_per_s", b["insert_single_items_per_s"], "items/s")
+        results.add_ratio(case, "insert_bulk_over_single_ratio", b["insert_items_per_s"],
+                          b["insert_single_items_per_s"])  # fmt: skip
+        add(case, "record_ms_p50", b["record_ms_p50"], "ms")
+        add(case, "record_empty_ms_p50", b["record_empty_ms_p50"], "ms")
+        results.add_ratio(case, "record_empty_over_full_ratio", b["record_empty_ms_p50"],
+                          b["record_ms_p50"])  # fmt: skip
+        add(case, "store_bytes_per_task", b["store_bytes_per_task"], "B")
+        add(case, "build_peak_rss_mb", b["build_peak_rss_mb"], "MB")
+        add(case, "open_s", v["open_s"], "s")
+        add(case, "open_hnsw_s", v["open_hnsw_s"], "s")
+        add(case, "reembed_s", v["reembed_s"], "s")
+        results.add_ratio(case, "reembed_over_open_ratio", v["reembed_s"], v["open_s"])
+        for kind in ("", "_hnsw"):
+            add(case, f"v2_query{kind}_p50", v[f"v2_query{kind}_p50"] * 1e3, "ms")
+            add(case, f"v2_query{kind}_p99", v[f"v2_query{kind}_p99"] * 1e3, "ms")
+        add(case, "v2_queries", n_q, "queries")
+        add(case, "brute_query_p50", v["brute_query_p50"] * 1e3, "ms")
+        add(case, "brute_queries", args.naive_queries or 5, "queries")
+        results.add_ratio(case, "brute_over_v2_query_ratio", v["brute_query_p50"],
+                          v["v2_query_p50"])  # fmt: skip
+        results.add_ratio(case, "brute_over_v2_query_hnsw_ratio", v["brute_query_p50"],
+                          v["v2_query_hnsw_p50"])  # fmt: skip
+        add(case, "serve_peak_rss_mb", v["serve_peak_rss_mb"], "MB")
+        add(case, "naive_peak_rss_mb", nv["naive_peak_rss_mb"], "MB")
+        results.add_ratio(case, "naive_over_serve_rss_ratio", nv["naive_peak_rss_mb"],
+                          v["serve_peak_rss_mb"])  # fmt: skip

@@ -1,0 +1,96 @@
+"""``SuccessIndex``: the solved task descriptions of a KB as integer ordinals, with component
+postings and their vector-index labels, kept up to date on every insert.
+
+The component query asks "which solved task descriptions share how many of these components?".
+Walking a Python set of every task that shares a component costs O(N) interpreted steps per
+query; here each component keeps an ``array('l')`` of ordinals (appended when a task description
+is first solved), so the counts are one ``np.bincount`` over the task's postings, and a tier is
+handed to the vector index as a label array (no string look-up per allowed id).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from costeer_lab.index import FaissIndex
+
+__all__ = ["SuccessIndex"]
+
+Ints = npt.NDArray[np.int64]
+
+
+class SuccessIndex:
+    """Solved task descriptions by ordinal (the order they were first solved).
+
+    Example:
+        >>> si = SuccessIndex()
+        >>> si.add("td:a", ["c:x", "c:y"]); si.add("td:b", ["c:y"])
+        >>> si.shared_counts(["c:y", "c:x"]).tolist()
+        [2, 1]
+        >>> si.tds[1], si.ordinal["td:a"]
+        ('td:b', 0)
+    """
+
+    def __init__(self) -> None:
+        #: ordinal → task-description id.
+        self.tds: list[str] = []
+        #: task-description id → ordinal.
+        self.ordinal: dict[str, int] = {}
+        self._postings: dict[str, array[int]] = {}
+        self._labels: Ints = np.zeros(0, dtype=np.int64)
+        self._labels_for: tuple[FaissIndex | None, int] = (None, -1)
+
+    def __len__(self) -> int:
+        return len(self.tds)
+
+    def add(self, td: str, components: Iterable[str]) -> None:
+        """Register a newly solved task description and its component node ids (once per td)."""
+        if td in self.ordinal:
+            return
+        o = self.ordinal[td] = len(self.tds)
+        self.tds.append(td)
+        for c in components:
+            post = self._postings.get(c)
+            if post is None:
+                post = self._postings[c] = array("q")
+            post.append(o)
+
+    def posting(self, component: str) -> Ints:
+        """Ordinals of the solved task descriptions linked to ``component`` (a copy)."""
+        post = self._postings.get(component)
+        return np.array(post if post is not None else (), dtype=np.int64)
+
+    def shared_counts(self, components: Sequence[str]) -> Ints:
+        """Per ordinal, how many of ``components`` it has (a component listed twice counts
+        twice, as in the method's walk)."""
+        n = len(self.tds)
+        parts = [
+            np.frombuffer(p, dtype=np.int64)
+            for c in components
+            if (p := self._postings.get(c)) is not None and len(p)
+        ]
+        if not parts:
+            return np.zeros(n, dtype=np.int64)
+        flat = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return np.bincount(flat, minlength=n).astype(np.int64, copy=False)
+
+    def labels(self, index: FaissIndex) -> Ints:
+        """Label in ``index`` of every ordinal (``-1``: not in the index), cached while the
+        index object and its :attr:`~FaissIndex.label_epoch` stay the same."""
+        n = len(self.tds)
+        cached, epoch = self._labels_for
+        same = cached is index and epoch == index.label_epoch
+        if not same:
+            self._labels = index.labels_of(self.tds)
+        elif len(self._labels) < n:
+            fresh = index.labels_of(self.tds[len(self._labels) :])
+            self._labels = np.concatenate([self._labels, fresh])
+        missing = np.flatnonzero(self._labels < 0)
+        if same and missing.size:  # solved before its vector reached the index: look again
+            self._labels[missing] = index.labels_of([self.tds[i] for i in missing.tolist()])
+        self._labels_for = (index, index.label_epoch)
+        return self._labels
