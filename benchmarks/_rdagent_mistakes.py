@@ -9,7 +9,11 @@ Each mistake turns a reference (``gt_code``) into a wrong candidate:
   module-level name is changed where it is assigned);
 * ``sign`` — the written result negated;
 * ``cross_instrument`` — each value taken from the neighbouring instrument of the same date
-  (the written result shifted by one row within each date).
+  (the written result shifted by one row within each date);
+* ``grouping`` — the grouping of the reference's row-order steps toggled in the code: a
+  ``shift``/``diff``/``pct_change``/``rolling``/``ewm`` grouped by instrument is applied to the
+  stacked table instead, and one applied to the stacked table is grouped by instrument
+  (``None`` when the code has neither; a toggled step that cannot run counts as crashed).
 
 Mistakes on the written result append a few lines that read the output file, change it and
 write it back; ``window`` edits the code (``None`` when it has no such call).
@@ -19,6 +23,10 @@ Example:
     'x = s.rolling(6).mean()'
     >>> plant("window", "x = s.sum()\\n", "result.h5") is None
     True
+    >>> plant("grouping", "x = s.groupby(level='instrument').diff(2)\\n", "result.h5")
+    'x = s.diff(2)'
+    >>> plant("grouping", "x = s.pct_change(5)\\n", "result.h5")
+    "x = s.groupby(level='instrument').pct_change(5)"
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import ast
 
 __all__ = ["MISTAKES", "plant"]
 
-MISTAKES = ("fill", "shift", "window", "sign", "cross_instrument")
+MISTAKES = ("fill", "shift", "window", "sign", "cross_instrument", "grouping")
 _ON_RESULT = {
     "fill": "_r.fillna(0)",
     "shift": '_r.sort_index().groupby(level="instrument").shift(1)',
@@ -90,10 +98,58 @@ def _change_window(code: str) -> str | None:
     return None
 
 
+def _by_instrument(call: ast.Call) -> bool:
+    """Whether ``call`` is a ``groupby`` on the instrument (a level or a column)."""
+    keys = [*call.args, *(kw.value for kw in call.keywords if kw.arg in ("level", "by"))]
+    return any(isinstance(k, ast.Constant) and k.value in ("instrument", 1) for k in keys)
+
+
+class _ToggleGrouping(ast.NodeTransformer):
+    """Toggles the first row-order step's grouping (see ``grouping`` above)."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if self.done or not isinstance(func, ast.Attribute) or func.attr not in _WINDOW_CALLS:
+            return node
+        inner = func.value
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "groupby"
+        ):
+            if _by_instrument(inner):
+                func.value = inner.func.value  # grouped by instrument -> the stacked table
+                self.done = True
+            return node
+        if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Call):
+            return node  # a column of a grouped frame: left alone
+        group = ast.Call(
+            ast.Attribute(inner, "groupby", ast.Load()),
+            [],
+            [ast.keyword("level", ast.Constant("instrument"))],
+        )
+        func.value = group  # the stacked table -> grouped by instrument
+        self.done = True
+        return node
+
+
+def _toggle_grouping(code: str) -> str | None:
+    tree = ast.parse(code)
+    toggle = _ToggleGrouping()
+    tree = toggle.visit(tree)
+    return ast.unparse(ast.fix_missing_locations(tree)) if toggle.done else None
+
+
 def plant(mistake: str, code: str, output_file: str) -> str | None:
     """The reference ``code`` with ``mistake`` planted (``None``: it does not apply)."""
     if mistake == "window":
         return _change_window(code)
+    if mistake == "grouping":
+        return _toggle_grouping(code)
     transform = _ON_RESULT[mistake]
     return (
         f"{code.rstrip()}\n\n"

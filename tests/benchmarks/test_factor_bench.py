@@ -29,9 +29,11 @@ def test_factor_benchmark_rdagent_file_mode(tmp_path: Path) -> None:
         refs = run.metrics(f"{cat} references")
         assert refs["accepted"] == refs["total"] == 9 and refs["accepted_ratio"] == 1.0
     assert run.metrics("all references")["total"] == 27
-    for mistake in ("fill", "shift", "window", "sign", "cross_instrument"):
+    for mistake in ("fill", "shift", "window", "sign", "cross_instrument", "grouping"):
         row = run.metrics(f"all {mistake}")
         assert 0 <= row["rejected"] <= row["applicable"] <= 27
         assert row["rejected_ratio"] == row["rejected"] / row["applicable"]
         assert sum(run.metrics(f"{c} {mistake}")["applicable"] for c in cats) == row["applicable"]
     assert run.metrics("all sign")["applicable"] == 27  # a nonzero factor always changes sign
+    # the file's stacked references (diff / pct_change across instruments) get grouped
+    assert run.metrics("Volume&Price grouping")["applicable"] >= 3
