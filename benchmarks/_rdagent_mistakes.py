@@ -104,11 +104,34 @@ def _by_instrument(call: ast.Call) -> bool:
     return any(isinstance(k, ast.Constant) and k.value in ("instrument", 1) for k in keys)
 
 
-class _ToggleGrouping(ast.NodeTransformer):
-    """Toggles the first row-order step's grouping (see ``grouping`` above)."""
+def _grouped_names(tree: ast.Module) -> set[str]:
+    """Names bound to a ``groupby(...)`` result (``g = df.groupby(level="instrument")``)."""
+    return {
+        t.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Attribute)
+        and n.value.func.attr == "groupby"
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
 
-    def __init__(self) -> None:
+
+class _ToggleGrouping(ast.NodeTransformer):
+    """Toggles the first row-order step's grouping (see ``grouping`` above). Steps on a name
+    bound to a ``groupby`` and steps inside a function or lambda (applied per group) are left
+    alone: their grouping is not visible at the call."""
+
+    def __init__(self, grouped: set[str]) -> None:
         self.done = False
+        self.grouped = grouped
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
@@ -125,7 +148,8 @@ class _ToggleGrouping(ast.NodeTransformer):
                 func.value = inner.func.value  # grouped by instrument -> the stacked table
                 self.done = True
             return node
-        if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Call):
+        base = inner.value if isinstance(inner, ast.Subscript) else inner
+        if isinstance(base, ast.Call) or (isinstance(base, ast.Name) and base.id in self.grouped):
             return node  # a column of a grouped frame: left alone
         group = ast.Call(
             ast.Attribute(inner, "groupby", ast.Load()),
@@ -139,7 +163,7 @@ class _ToggleGrouping(ast.NodeTransformer):
 
 def _toggle_grouping(code: str) -> str | None:
     tree = ast.parse(code)
-    toggle = _ToggleGrouping()
+    toggle = _ToggleGrouping(_grouped_names(tree))
     tree = toggle.visit(tree)
     return ast.unparse(ast.fix_missing_locations(tree)) if toggle.done else None
 

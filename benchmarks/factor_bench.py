@@ -28,6 +28,7 @@ Run: ``python -m benchmarks.factor_bench [--quick] [--rdagent-file PATH] [--json
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import tempfile
 from collections import Counter
@@ -107,10 +108,15 @@ def _mistake_verdict(ev: FactorEvaluator, suite: Suite, task_id: str, code: str)
     task = suite.task(task_id)
     gt = suite.ground_truth(task_id)
     out = ev.output_of(task)
+    quiet = logging.getLogger("costeer_lab.evaluate._factor")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # a planted mistake that crashes is counted, not logged
     try:
         planted = ev.ground_truth_result(Workspace({"main.py": code}), out)
     except GroundTruthError:
         return "crashed"
+    finally:
+        quiet.setLevel(level)
     if _same(planted, ev.ground_truth_result(gt, out)):
         return "no-op"
     fb = ev.evaluate(task, Workspace({"main.py": code}), gt)

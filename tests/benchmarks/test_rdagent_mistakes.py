@@ -38,3 +38,10 @@ def test_grouping_makes_a_grouped_step_stacked_and_a_stacked_step_grouped() -> N
 def test_grouping_leaves_code_without_row_order_steps_alone() -> None:
     assert plant("grouping", "x = s * 2\n", "result.h5") is None
     assert plant("grouping", "x = s.groupby(level='datetime').rank()\n", "result.h5") is None
+
+
+def test_grouping_skips_steps_whose_grouping_is_not_at_the_call() -> None:
+    on_grouped_name = "g = s.groupby(level='instrument')\nx = g.pct_change(2)\n"
+    assert plant("grouping", on_grouped_name, "result.h5") is None
+    in_lambda = "x = s.groupby(level='instrument').transform(lambda v: v.diff())\n"
+    assert plant("grouping", in_lambda, "result.h5") is None
