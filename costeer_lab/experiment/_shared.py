@@ -42,6 +42,7 @@ __all__ = [
     "SHARED_RAGS",
     "is_postgres",
     "load_run_key",
+    "postgres_schema",
     "shared_for",
     "shared_run_id",
     "shared_target",
@@ -63,6 +64,15 @@ def is_postgres(target: str) -> bool:
     return scheme in ("postgresql", "postgres")
 
 
+def postgres_schema(url: str) -> str:
+    """The schema a PostgreSQL store URL names (``?schema=``; default ``public``)."""
+    try:
+        pairs = parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True)
+    except ValueError:  # pragma: no cover - parse_qsl is lenient
+        return ""
+    return dict(pairs).get("schema", "public")
+
+
 def shared_for(spec: ExperimentSpec, arm: ArmSpec) -> SharedStore | None:
     """The shared store ``arm`` uses (``None``: its own SQLite file, the default)."""
     for field, rags in SHARED_RAGS.items():
@@ -82,12 +92,13 @@ def _namespace(base: str, key: str, arm: str, seed: int) -> str:
 
 def shared_target(store: str, scope: str, key: str, arm: str, seed: int) -> str:
     """The store target one (arm, seed) opens: ``store`` itself (scope ``experiment``) or its
-    own schema of the PostgreSQL ``store`` (scope ``arm``, see :func:`_namespace`)."""
+    own schema of the PostgreSQL ``store`` (scope ``arm``), named from the base schema, the run
+    ``key``, the arm (cut, plus a hash of it) and the seed."""
     if scope == "experiment":
         return store
     parts = urlsplit(store.strip())
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    base = dict(pairs).get("schema", "public")
+    base = postgres_schema(store)
     rest = [(k, v) for k, v in pairs if k != "schema"]
     query = urlencode([("schema", _namespace(base, key, arm, seed)), *rest])
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, InvalidInputError, did_you_mean
 
 __all__ = ["ArmSpec", "ExperimentSpec", "SharedStore", "StageSpec", "load_spec"]
@@ -31,6 +32,8 @@ StrictBool = Annotated[bool, Strict()]
 MAX_SEED = 2**32 - 1
 #: Largest ``limit`` of a task selection (no suite holds more tasks).
 MAX_LIMIT = 1_000_000
+#: A PostgreSQL schema name a store accepts (``?schema=``).
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 #: A task limit: ``1 <= limit <= MAX_LIMIT``.
 Limit = Annotated[int, Strict(), Field(ge=1, le=MAX_LIMIT)]
 
@@ -213,9 +216,16 @@ class SharedStore(_Strict):
 
     @model_validator(mode="after")
     def _arm_scope_needs_namespaces(self) -> SharedStore:
-        from costeer_lab.experiment._shared import is_postgres
+        from costeer_lab.experiment._shared import is_postgres, postgres_schema
 
-        if self.scope == "arm" and not is_postgres(self.store):
+        if is_postgres(self.store):
+            schema = postgres_schema(self.store)
+            if not _SCHEMA.fullmatch(schema):
+                raise ValueError(
+                    f"schema {schema!r} of {redact_url(self.store)!r} is not a lower-case SQL "
+                    "identifier (letters, digits, '_'; at most 63)"
+                )
+        elif self.scope == "arm":
             raise ValueError(
                 "scope 'arm' keeps each arm in its own namespace of the store, which PostgreSQL "
                 "holds as a schema and a SQLite file cannot; use a postgresql:// store, scope "
@@ -359,8 +369,6 @@ class ExperimentSpec(_Strict):
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON data that :func:`load_spec` reads back (``stages`` left out when
         there are none: an explicit empty list is refused)."""
-        from costeer_lab._redact import redact_url
-
         data: dict[str, Any] = json.loads(self.model_dump_json())
         if not data["stages"]:
             del data["stages"]
@@ -373,7 +381,6 @@ class ExperimentSpec(_Strict):
 
     def _repr_html_(self) -> str:
         from costeer_lab._html import card
-        from costeer_lab._redact import redact_url
 
         sel = self.tasks
         chosen = f"ids {sel.ids}" if sel.ids else f"split {sel.split!r}"
@@ -421,8 +428,8 @@ def _given(value: Any) -> str:
     """What a value of the wrong type is, in the words of a YAML/JSON writer."""
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the text {value!r}"
+    if isinstance(value, str):  # a store URL given where a mapping belongs: no password shown
+        return f"the text {redact_url(value)!r}"
     if isinstance(value, float):
         return f"the decimal number {value!r}"
     if isinstance(value, int):
