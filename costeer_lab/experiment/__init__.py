@@ -41,7 +41,14 @@ from costeer_lab.experiment._results import (
 )
 from costeer_lab.experiment._retrieval_metrics import hit_rate, knowledge_usage, retrieval_success
 from costeer_lab.experiment._runner import evolve_arm, run_experiment, stream_id
-from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, load_spec
+from costeer_lab.experiment._shared import shared_target
+from costeer_lab.experiment._spec import (
+    ArmSpec,
+    ExperimentSpec,
+    SharedStore,
+    StageSpec,
+    load_spec,
+)
 from costeer_lab.experiment._summary import (
     arm_agreement,
     arm_differences,
@@ -59,6 +66,7 @@ __all__: list[str] = [
     "ArmSpec",
     "ExperimentSpec",
     "PowerEstimate",
+    "SharedStore",
     "StageSpec",
     "arm_agreement",
     "arm_differences",
@@ -87,6 +95,7 @@ __all__: list[str] = [
     "retrieval_success",
     "run_experiment",
     "save_results",
+    "shared_target",
     "stream_id",
     "success_curve",
     "success_lift",

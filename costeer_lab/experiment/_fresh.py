@@ -41,6 +41,7 @@ RUN_FILES = frozenset(
         "report.html",
         "settings.json",
         "llm_cache.db",
+        "shared.json",
         "lock",
         "run.lock",
         ".lock",
@@ -53,7 +54,15 @@ _SIDE = re.compile(
 #: A knowledge-base store of one (arm, seed): ``<arm>-seed<s>.db`` (escaped names included).
 _STORE = re.compile(r".+\.db(?:\.tmp|-wal|-shm|-journal)?$")
 #: What ``--fresh`` removes (the stores in ``kb/`` too); ``llm_cache.db`` stays.
-_RUN_OUTPUTS = ("results.parquet", "results.csv", "infra_errors.json", "report.html")
+#: ``shared.json`` goes too: the new run gets a new run key, so it resumes nothing of the old one
+#: in a shared store (whose contents stay: other runs may share them).
+_RUN_OUTPUTS = (
+    "results.parquet",
+    "results.csv",
+    "infra_errors.json",
+    "report.html",
+    "shared.json",
+)
 
 
 def _is_run_file(name: str) -> bool:

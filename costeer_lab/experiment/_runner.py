@@ -10,6 +10,8 @@ Output directory layout (``out``)::
                          attempts, so not in the results
     kb/<arm>-seed<s>.db  one SQLite store per (arm, seed): knowledge, query log, step records
     kb/<stage>/<arm>-seed<s>.db   the same per stage, for a staged spec (``stages``)
+    shared.json          the run key and shared stores of a spec with ``knowledge``/``memory``
+                         (``_shared``): those arms write there, not into ``kb/``
     results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS — plus a
                          ``stage`` column (``""`` for a spec without stages)
     report.html          written by ``report_experiment``
@@ -26,6 +28,7 @@ its last completed step (each step is one store transaction).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -63,11 +66,18 @@ from costeer_lab.experiment._outlock import check_out_free, hold_out_lock
 from costeer_lab.experiment._preflight import Preflight, coder_config, preflight, select_tasks
 from costeer_lab.experiment._results import RESULT_COLUMNS, save_results
 from costeer_lab.experiment._settings_record import write_settings_record
+from costeer_lab.experiment._shared import (
+    load_run_key,
+    shared_for,
+    shared_run_id,
+    shared_target,
+    write_shared_record,
+)
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
 from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.settings import get_settings
-from costeer_lab.store import SQLiteStore, read_only_uri
+from costeer_lab.store import BaseStore, get_store, read_only_uri
 
 if TYPE_CHECKING:
     from costeer_lab.evaluate import MultiEvaluator
@@ -204,7 +214,7 @@ def stream_id(seed: int, stage: str = "") -> str:
 
 
 def _open_knowledge(
-    spec: ExperimentSpec, arm: ArmSpec, seed: int, store: SQLiteStore, stage: str = ""
+    spec: ExperimentSpec, arm: ArmSpec, seed: int, store: BaseStore, stage: str = ""
 ) -> (
     _ArmKnowledge[KnowledgeBaseV1]
     | _ArmKnowledge[KnowledgeBaseV2]
@@ -234,16 +244,41 @@ def _open_knowledge(
     return _ArmKnowledge(open_kb(store, "v2", spec.embedder), rag2, rag2.query_kinds)
 
 
+def seeded_meta_key(rag: str, seed_tasks: Sequence[Task], *, shared: bool) -> str:
+    """The store meta key that marks seed knowledge as added.
+
+    A store of its own (one arm) holds one kind of knowledge base and one seed set:
+    :data:`SEEDED_META`. A shared store may hold several (a V1 and a V2 arm, experiments
+    seeding other tasks), so its key names the knowledge kind and the seed task ids.
+
+    Example:
+        >>> seeded_meta_key("v2", [], shared=False)
+        'experiment.seed_knowledge'
+    """
+    if not shared:
+        return SEEDED_META
+    ids = "\x1f".join(sorted(t.id for t in seed_tasks))
+    return f"{SEEDED_META}.{rag}.{hashlib.sha256(ids.encode('utf-8')).hexdigest()[:16]}"
+
+
 def _seed(
     kb: SeedableKnowledgeBase,
-    store: SQLiteStore,
+    store: BaseStore,
     seed_tasks: Sequence[Task],
     seed_source: SuiteLike,
+    meta_key: str = SEEDED_META,
 ) -> None:
-    """Add the ground truths of ``seed_tasks`` as seed knowledge, once per store."""
-    if not seed_tasks or store.get_meta(SEEDED_META) is not None:
+    """Add the ground truths of ``seed_tasks`` as seed knowledge, once per store and key.
+
+    The check and the writes are one transaction holding the store's write lock, so two
+    processes seeding one shared store add the seeds once (the second finds the key set).
+    """
+    if not seed_tasks or store.get_meta(meta_key) is not None:
         return
     with store.transaction():
+        store.lock_for_update()
+        if store.get_meta(meta_key) is not None:  # another process seeded meanwhile
+            return
         kb.add_seed_knowledge(
             [
                 Knowledge(
@@ -255,7 +290,7 @@ def _seed(
                 for t in seed_tasks
             ]
         )
-        store.set_meta(SEEDED_META, str(len(seed_tasks)))
+        store.set_meta(meta_key, str(len(seed_tasks)))
 
 
 def run_arm(
@@ -266,13 +301,14 @@ def run_arm(
     suite: SuiteLike,
     targets: Sequence[Task],
     seed_tasks: Sequence[Task],
-    store_path: Path,
+    store_path: Path | str,
     executor: Executor | None,
     evaluator: StepEvaluator,
     progress: bool = True,
     seed_suite: SuiteLike | None = None,
     stage: str = "",
     infra_errors: list[dict[str, Any]] | None = None,
+    run_key: str = "",
 ) -> list[dict[str, Any]]:
     """Run (or resume) one (arm, seed) of a stage and return its results rows (seed
     knowledge: the ground truths of ``seed_tasks`` in ``seed_suite``, default ``suite``).
@@ -293,6 +329,7 @@ def run_arm(
         progress=progress,
         seed_suite=seed_suite,
         stage=stage,
+        run_key=run_key,
     )
     if infra_errors is not None:
         where = {"arm": arm.name, "seed": seed, "stage": stage}
@@ -308,14 +345,20 @@ def evolve_arm(
     suite: SuiteLike,
     targets: Sequence[Task],
     seed_tasks: Sequence[Task],
-    store_path: Path,
+    store_path: Path | str,
     executor: Executor | None,
     evaluator: StepEvaluator,
     progress: bool = True,
     seed_suite: SuiteLike | None = None,
     stage: str = "",
+    run_key: str = "",
 ) -> RunState:
-    """Run (or resume) one (arm, seed) of a stage in the SQLite store at ``store_path``.
+    """Run (or resume) one (arm, seed) of a stage in the store at ``store_path`` (a SQLite
+    file, or a store URL such as a shared PostgreSQL's).
+
+    ``run_key`` (a shared store, see ``_shared``) prefixes the run id, so runs of other folders
+    or experiments in the same store are never resumed as this one; it also keys the seed
+    marker by knowledge kind and seed tasks.
 
     Opens the arm's knowledge base (none, V1, V2 or the pattern memory), seeds it once with
     the ground truths of ``seed_tasks`` (from ``seed_suite``, default ``suite``), runs an
@@ -329,15 +372,20 @@ def evolve_arm(
     """
     seed_source = suite if seed_suite is None else seed_suite
     run_id = f"{arm.name}-seed{seed}" + (f"-{stage}" if stage else "")
+    if run_key:
+        run_id = shared_run_id(run_key, run_id)
     if spec.shuffle_tasks:
         targets = list(targets)
         random.Random(f"task-order:{seed}").shuffle(targets)
-    store = SQLiteStore(store_path)
+    if isinstance(store_path, str) and "://" not in store_path:
+        store_path = Path(store_path)
+    store = get_store(store_path)
     knowledge = None
     try:
         knowledge = _open_knowledge(spec, arm, seed, store, stage)
         if knowledge is not None and arm.seed_knowledge:
-            _seed(knowledge.kb, store, seed_tasks, seed_source)
+            key = seeded_meta_key(arm.rag, seed_tasks, shared=bool(run_key))
+            _seed(knowledge.kb, store, seed_tasks, seed_source, key)
         strategy = EvolvingStrategy(
             spec.coder, executor=executor, max_trials=spec.max_trials or spec.max_loop
         )
@@ -381,37 +429,39 @@ def run_experiment(
 ) -> Path:
     """Run every (arm, seed) of ``spec`` and write results into ``out``; returns the results path.
 
-        An ``llm`` coder whose config names no ``store`` caches its responses in
-        ``<out>/llm_cache.db`` (``cache_mode: replay_only`` replays them with no network). Its
-        endpoint is probed before anything is written; an endpoint failure during the run is an
-        infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
-        (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
+    An ``llm`` coder whose config names no ``store`` caches its responses in
+    ``<out>/llm_cache.db`` (``cache_mode: replay_only`` replays them with no network). Its
+    endpoint is probed before anything is written; an endpoint failure during the run is an
+    infrastructure error (``infra_errors.json``), never an attempt, and a configuration error
+    (key, model) stops the run with one :class:`~costeer_lab.errors.EndpointError`.
 
-        One run per ``out``: a second run on the same folder while this one runs ends with a
-        :class:`~costeer_lab.errors.ConfigurationError` naming this one (``<out>/.lock``). The
-        run's worker processes die with it, even when it is killed.
+    One run per ``out``: a second run on the same folder while this one runs ends with a
+    :class:`~costeer_lab.errors.ConfigurationError` naming this one (``<out>/.lock``). The
+    run's worker processes die with it, even when it is killed.
 
-        In a script, call it under ``if __name__ == "__main__":``. The process pools start their
-        workers with ``spawn``, which re-imports the script's main module in each worker; without
-        the guard every worker would start the run again. An unguarded call from a script's top
-        level is refused (a ConfigurationError explaining the guard) before anything starts;
-        notebooks, ``python -c`` and functions called under the guard need nothing::
+    In a script, call it under ``if __name__ == "__main__":``. The process pools start their
+    workers with ``spawn``, which re-imports the script's main module in each worker; without
+    the guard every worker would start the run again. An unguarded call from a script's top
+    level is refused (a ConfigurationError explaining the guard) before anything starts;
+    notebooks, ``python -c`` and functions called under the guard need nothing::
 
-            from costeer_lab.experiment import run_experiment
+        from costeer_lab.experiment import run_experiment
 
-            if __name__ == "__main__":
-                run_experiment("spec.yaml", "runs/x")
-    from costeer_lab.experiment._names import store_path
-    from costeer_lab.experiment._preflight import Preflight, coder_config, preflight, select_tasks
+        if __name__ == "__main__":
+            run_experiment("spec.yaml", "runs/x")
 
-        Example:
-            >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
-            ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
-            ...         "arms": [{"name": "no_knowledge"}], "max_loop": 1,
-            ...         "parallelism": {"executor": "serial"}}
-            >>> import tempfile; path = run_experiment(spec, tempfile.mkdtemp(), progress=False)
-            >>> path.name
-            'results.parquet'
+    Arms whose knowledge or memory the spec puts in a shared store (``knowledge`` /
+    ``memory``, :class:`~costeer_lab.experiment.SharedStore`) open that store instead of
+    ``kb/<arm>-seed<s>.db``; ``shared.json`` records the run key and the stores.
+
+    Example:
+        >>> spec = {"name": "tiny", "suite": "humaneval", "suite_options": {"limit": 4},
+        ...         "tasks": {"split": "test"}, "seed_knowledge": {"split": "train"},
+        ...         "arms": [{"name": "no_knowledge"}], "max_loop": 1,
+        ...         "parallelism": {"executor": "serial"}}
+        >>> import tempfile; path = run_experiment(spec, tempfile.mkdtemp(), progress=False)
+        >>> path.name
+        'results.parquet'
     """
     from costeer_lab.evaluate import MultiEvaluator
 
@@ -423,6 +473,37 @@ def run_experiment(
     check_main_guard(spec.parallelism.executor == "process" or evaluator.kind == "process")
     with hold_out_lock(out_dir):
         return _run_checked(spec, out_dir, checked, evaluator, progress=progress, resume=resume)
+
+
+def _arm_store(
+    spec: ExperimentSpec,
+    out_dir: Path,
+    stages: Sequence[tuple[Any, Sequence[Task]]],
+    i: int,
+    arm: ArmSpec,
+    seed: int,
+    run_key: str,
+) -> Path | str:
+    """The store one (arm, seed) of stage ``i`` runs in.
+
+    A shared store (``spec.knowledge`` / ``spec.memory``): its target for this arm, the same in
+    every stage (knowledge carries over). Otherwise its SQLite file under ``out_dir``, made
+    first from the previous stage's (``carry_knowledge``) or ``start_from``'s file.
+    """
+    shared = shared_for(spec, arm)
+    if shared is not None:
+        return shared_target(shared.store, shared.scope, run_key, arm.name, seed)
+    stage = stages[i][0]
+    name = stage.name if spec.stages else ""
+    path = store_path(out_dir, arm.name, seed, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        if i > 0 and stage.carry_knowledge:
+            before = stages[i - 1][0].name
+            copy_store(store_path(out_dir, arm.name, seed, before), path)
+        elif i == 0 and spec.start_from is not None:
+            copy_store(store_path(Path(spec.start_from), arm.name, seed), path)
+    return path
 
 
 def _run_checked(
@@ -442,6 +523,10 @@ def _run_checked(
     (out_dir / "kb").mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out_dir / "spec.json", json.dumps(spec.to_dict(), indent=2).encode("utf-8"))
     write_settings_record(out_dir, get_settings())  # compared on resume (_settings_record)
+    run_key = ""
+    if spec.knowledge is not None or spec.memory is not None:
+        run_key = load_run_key(out_dir)  # the same on resume; --fresh removed the old one
+        write_shared_record(out_dir, spec, run_key)
     spec = spec.model_copy(update={"coder": coder_config(spec, out_dir)})
     infra: list[dict[str, Any]] = []
 
@@ -457,15 +542,7 @@ def _run_checked(
                 name = stage.name if spec.stages else ""
                 for arm in spec.arms:
                     for seed in spec.seeds:
-                        path = store_path(out_dir, arm.name, seed, name)
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        if not path.exists():
-                            if i > 0 and stage.carry_knowledge:
-                                before = stages[i - 1][0].name
-                                copy_store(store_path(out_dir, arm.name, seed, before), path)
-                            elif i == 0 and spec.start_from is not None:
-                                start = Path(spec.start_from)
-                                copy_store(store_path(start, arm.name, seed), path)
+                        shared = shared_for(spec, arm)
                         rows += run_arm(
                             served,
                             arm,
@@ -473,13 +550,14 @@ def _run_checked(
                             suite=suite,
                             targets=targets,
                             seed_tasks=seed_tasks,
-                            store_path=path,
+                            store_path=_arm_store(spec, out_dir, stages, i, arm, seed, run_key),
                             executor=executor,
                             evaluator=evaluator,
                             progress=progress,
                             seed_suite=seed_suite,
                             stage=name,
                             infra_errors=infra,
+                            run_key=run_key if shared is not None else "",
                         )
     finally:
         evaluator.close()

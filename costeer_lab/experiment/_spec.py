@@ -19,9 +19,10 @@ from pydantic import (
     model_validator,
 )
 
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, InvalidInputError, did_you_mean
 
-__all__ = ["ArmSpec", "ExperimentSpec", "StageSpec", "load_spec"]
+__all__ = ["ArmSpec", "ExperimentSpec", "SharedStore", "StageSpec", "load_spec"]
 
 #: Whole numbers and booleans are taken as written: no text (``'2'``, ``'yes'``), no decimal
 #: number (``1e23``, ``2.0``) and no boolean as a number (``true`` is not 1).
@@ -31,6 +32,8 @@ StrictBool = Annotated[bool, Strict()]
 MAX_SEED = 2**32 - 1
 #: Largest ``limit`` of a task selection (no suite holds more tasks).
 MAX_LIMIT = 1_000_000
+#: A PostgreSQL schema name a store accepts (``?schema=``).
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 #: A task limit: ``1 <= limit <= MAX_LIMIT``.
 Limit = Annotated[int, Strict(), Field(ge=1, le=MAX_LIMIT)]
 
@@ -172,6 +175,65 @@ class StageSpec(_Strict):
     carry_knowledge: StrictBool = True
 
 
+class SharedStore(_Strict):
+    """A store the arms' knowledge (``knowledge``) or pattern memory (``memory``) shares,
+    instead of one SQLite file per (arm, seed) under the run folder (the default).
+
+    ``store``: a ``postgresql://`` URL (many processes and machines) or a SQLite file
+    (``sqlite:///path.db`` or ``path.db``: processes of one machine). ``scope``:
+
+    * ``arm``: each (arm, seed) of this run keeps its own namespace inside the store (a
+      PostgreSQL schema, :func:`~costeer_lab.experiment.shared_target`), so arms stay as
+      independent as with their own files; PostgreSQL only (a SQLite file has no namespaces).
+    * ``experiment``: every arm and seed of the experiment reads and writes the store itself,
+      and so does any other experiment or process naming it. Arms then see each other's
+      knowledge: the ones that run later start from more (they run in spec order), so a contrast
+      between them no longer measures the treatment alone; the report says so.
+
+    Step records and the query log of such an arm live in the shared store too (one transaction
+    per step, as in a file), under run ids that carry this run's key.
+    """
+
+    store: str = Field(min_length=1)
+    scope: Literal["experiment", "arm"]
+
+    @field_validator("store")
+    @classmethod
+    def _openable(cls, v: str) -> str:
+        from costeer_lab.store import check_store_target
+
+        text = v.strip()
+        if text in (":memory:", "sqlite:///:memory:") or text.startswith("sqlite:///:memory:?"):
+            raise ValueError(
+                "an in-memory store is new and empty at every open, so nothing could be shared; "
+                "give a postgresql:// URL or a SQLite file path"
+            )
+        try:
+            check_store_target(text)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+        return text
+
+    @model_validator(mode="after")
+    def _arm_scope_needs_namespaces(self) -> SharedStore:
+        from costeer_lab.experiment._shared import is_postgres, postgres_schema
+
+        if is_postgres(self.store):
+            schema = postgres_schema(self.store)
+            if not _SCHEMA.fullmatch(schema):
+                raise ValueError(
+                    f"schema {schema!r} of {redact_url(self.store)!r} is not a lower-case SQL "
+                    "identifier (letters, digits, '_'; at most 63)"
+                )
+        elif self.scope == "arm":
+            raise ValueError(
+                "scope 'arm' keeps each arm in its own namespace of the store, which PostgreSQL "
+                "holds as a schema and a SQLite file cannot; use a postgresql:// store, scope "
+                "'experiment', or leave the field out (each arm its own SQLite file, the default)"
+            )
+        return self
+
+
 class Parallelism(_Strict):
     """Where coders and evaluations run. ``dask`` connects to ``dask_address`` (a scheduler,
     ``tcp://host:8786``) or, without one, starts a local cluster of ``workers`` processes."""
@@ -237,6 +299,37 @@ class ExperimentSpec(_Strict):
     #: Off: such an overlap is refused before the run; on: the run records it in ``spec.json``
     #: and its report carries a warning.
     allow_target_leak: StrictBool = False
+    #: Where ``v1``/``v2`` arms keep their knowledge (``None``: a SQLite file per arm and seed).
+    knowledge: SharedStore | None = None
+    #: Where ``memory`` arms keep their pattern memory (``None``: a SQLite file per arm and seed).
+    memory: SharedStore | None = None
+
+    @field_validator("knowledge", "memory")
+    @classmethod
+    def _shared_used(cls, v: SharedStore | None, info: ValidationInfo) -> SharedStore | None:
+        if v is None:
+            return v
+        from costeer_lab.experiment._shared import SHARED_RAGS
+
+        rags = SHARED_RAGS[str(info.field_name)]
+        arms = info.data.get("arms") or []
+        if arms and not any(a.rag in rags for a in arms):
+            raise ValueError(
+                f"no arm uses it (it applies to arms with rag {' or '.join(rags)}), so it would "
+                "be ignored; remove it or add such an arm"
+            )
+        if info.data.get("start_from") is not None:
+            raise ValueError(
+                "start_from copies each arm's SQLite file of an earlier run, which a shared "
+                "store has not; remove start_from or this field"
+            )
+        dropped = [st.name for st in info.data.get("stages") or [] if not st.carry_knowledge]
+        if dropped:
+            raise ValueError(
+                f"stage(s) {dropped} set carry_knowledge: false, but knowledge in a shared store "
+                "carries over from stage to stage; remove carry_knowledge: false or this field"
+            )
+        return v
 
     @field_validator("coder")
     @classmethod
@@ -279,6 +372,11 @@ class ExperimentSpec(_Strict):
         data: dict[str, Any] = json.loads(self.model_dump_json())
         if not data["stages"]:
             del data["stages"]
+        for field in ("knowledge", "memory"):
+            if data[field] is None:
+                del data[field]  # as written by runs before shared stores existed
+            else:
+                data[field]["store"] = redact_url(data[field]["store"])
         return data
 
     def _repr_html_(self) -> str:
@@ -301,6 +399,11 @@ class ExperimentSpec(_Strict):
                 ("seeds", self.seeds),
                 ("max_loop", self.max_loop),
                 ("runs", f"{len(self.arms)} arm(s) × {len(self.seeds)} seed(s)"),
+                *[
+                    (field, f"{shared.scope} scope in {redact_url(shared.store)}")
+                    for field, shared in (("knowledge", self.knowledge), ("memory", self.memory))
+                    if shared is not None
+                ],
             ],
             table=(["arm", "rag", "rag_options", "seed_knowledge"], arms),
         )
@@ -325,8 +428,8 @@ def _given(value: Any) -> str:
     """What a value of the wrong type is, in the words of a YAML/JSON writer."""
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the text {value!r}"
+    if isinstance(value, str):  # a store URL given where a mapping belongs: no password shown
+        return f"the text {redact_url(value)!r}"
     if isinstance(value, float):
         return f"the decimal number {value!r}"
     if isinstance(value, int):

@@ -130,8 +130,13 @@ class KnowledgeBaseV1:
         """Successful knowledge of the ``k`` tasks whose descriptions are most similar."""
         if k <= 0 or len(self.collection) == 0:
             return []
-        res = self.collection.search_text(text, k + (exclude is not None))
-        out = [(self.success[i][0], s) for i, s in zip(res.ids, res.scores, strict=True)]
+        known = self.success
+        # Only what this KB has loaded: the index syncs with the store at every search, so it
+        # also holds successes another process (a shared store) recorded since the last reload.
+        res = self.collection.search_text(
+            text, k + (exclude is not None), filter=lambda i: i in known
+        )
+        out = [(known[i][0], s) for i, s in zip(res.ids, res.scores, strict=True)]
         return [x for x in out if x[0].task.id != exclude][:k]
 
     def stats(self) -> dict[str, int]:

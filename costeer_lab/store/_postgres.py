@@ -163,7 +163,7 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
             ).fetchone()
             if not exists:  # (creating needs a privilege that using an existing one does not)
-                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                _create_schema(conn, self.schema)
             conn.execute(f'SET search_path TO "{self.schema}", public')
             self._schema_version = migrate_postgres(conn, self.schema, self._where)
             from costeer_lab.store._postgres_vector import register_vector_adapters
@@ -394,6 +394,15 @@ def _split_url(url: str) -> tuple[str, dict[str, Any]]:
         ("postgresql", parts.netloc, parts.path, urlencode(rest), parts.fragment)
     )
     return conninfo, ours
+
+
+def _create_schema(conn: Any, schema: str) -> None:
+    """``CREATE SCHEMA IF NOT EXISTS`` under a database-wide advisory lock: two processes
+    creating one schema at once would otherwise both pass the "if not exists" check and one
+    fail on the catalogue's unique index (arms of a run opening their namespaces together)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key("costeer_lab", "ddl"),))
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
 
 
 def _check_schema(name: str, url: str) -> str:

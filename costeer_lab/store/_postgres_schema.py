@@ -216,6 +216,8 @@ def _require_pgvector(conn: psycopg.Connection[tuple[object, ...]], where: str) 
         return
     try:
         with conn.transaction():
+            # database-wide: stores of two schemas migrating at once would both create it
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key("costeer_lab", "ddl"),))
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as exc:
         raise StoreError(

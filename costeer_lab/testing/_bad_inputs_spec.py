@@ -89,6 +89,28 @@ SPECS: dict[str, Any] = {
         "x",
         seed_knowledge={"suite": "humaneval", "suite_options": {"limit": 8}, "split": "test"},
     ),
+    "knowledge_unknown_key": spec_variant(
+        "x", knowledge={"store": "runs/lab.db", "scope": "experiment", "shard": 2}
+    ),
+    "knowledge_scope_bad": spec_variant("x", knowledge={"store": "runs/lab.db", "scope": "team"}),
+    "knowledge_no_scope": spec_variant("x", knowledge={"store": "runs/lab.db"}),
+    "knowledge_text": spec_variant("x", knowledge="postgresql://lab:s3cret@db/kb"),
+    "knowledge_mysql": spec_variant("x", knowledge={"store": "mysql://db/kb", "scope": "arm"}),
+    "knowledge_in_memory": spec_variant(
+        "x", knowledge={"store": ":memory:", "scope": "experiment"}
+    ),
+    "knowledge_arm_sqlite": spec_variant("x", knowledge={"store": "runs/lab.db", "scope": "arm"}),
+    "knowledge_bad_schema": spec_variant(
+        "x", knowledge={"store": "postgresql://lab:s3cret@db/kb?schema=Team-A", "scope": "arm"}
+    ),
+    "knowledge_no_carry": spec_variant(
+        "x",
+        knowledge={"store": "runs/lab.db", "scope": "experiment"},
+        stages=[{"name": "a", "carry_knowledge": False}],
+    ),
+    "memory_unused": spec_variant(
+        "x", memory={"store": "postgresql://lab:s3cret@db/kb", "scope": "arm"}
+    ),
     "taskfile_dup_key": spec_variant(
         "x", suite="specs/tasks/dup_yaml_key.yaml", suite_options={}, tasks={"split": "all"}
     ),
@@ -206,6 +228,57 @@ CASES: tuple[BadInput, ...] = (
         "leak_same_suite",
         "`seed_knowledge.suite` naming the same suite, its test split",
         "seed_knowledge: split 'test' holds 3 of the target tasks",
+    ),
+    run_case(
+        "knowledge_unknown_key",
+        "`knowledge` with an unknown key (`shard`)",
+        "knowledge.shard: unknown field; known: 'scope', 'store'",
+    ),
+    run_case(
+        "knowledge_scope_bad",
+        "`knowledge.scope: team`",
+        "knowledge.scope: Input should be 'experiment' or 'arm'",
+    ),
+    run_case(
+        "knowledge_no_scope", "`knowledge` without `scope`", "knowledge.scope: Field required"
+    ),
+    run_case(
+        "knowledge_text",
+        "`knowledge:` a URL (with a password) instead of a mapping",
+        "knowledge: expected a mapping with fields store, scope, got the text "
+        "'postgresql://lab:***@db/kb'",
+    ),
+    run_case(
+        "knowledge_mysql",
+        "`knowledge.store: mysql://…`",
+        "knowledge.store: unsupported store URL scheme 'mysql'",
+    ),
+    run_case(
+        "knowledge_in_memory",
+        "`knowledge.store: ':memory:'`",
+        "knowledge.store: an in-memory store is new and empty at every open",
+    ),
+    run_case(
+        "knowledge_arm_sqlite",
+        "`knowledge: {store: runs/lab.db, scope: arm}` (a SQLite file has no namespaces)",
+        "knowledge: scope 'arm' keeps each arm in its own namespace of the store, which "
+        "PostgreSQL holds as a schema and a SQLite file cannot",
+    ),
+    run_case(
+        "knowledge_bad_schema",
+        "`knowledge.store` naming the schema `Team-A`",
+        "knowledge: schema 'Team-A' of 'postgresql://lab:***@db/kb?schema=Team-A' is not a "
+        "lower-case SQL identifier",
+    ),
+    run_case(
+        "knowledge_no_carry",
+        "`knowledge` shared with a stage of `carry_knowledge: false`",
+        "knowledge: stage(s) ['a'] set carry_knowledge: false, but knowledge in a shared store",
+    ),
+    run_case(
+        "memory_unused",
+        "`memory` with no `rag: memory` arm",
+        "memory: no arm uses it (it applies to arms with rag memory), so it would be ignored",
     ),
     run_case(
         "taskfile_dup_key",

@@ -51,12 +51,33 @@ FULL: dict[str, Any] = {
 }
 
 
+#: Shared stores exclude ``start_from`` and ``carry_knowledge: false``: FULL without them.
+FULL_SHARED: dict[str, Any] = {
+    **{k: v for k, v in FULL.items() if k not in ("start_from", "stages")},
+    "arms": [*FULL["arms"], {"name": "mem", "rag": "memory"}],
+    "knowledge": {"store": "postgresql://lab:s3cret@db/kb?schema=team", "scope": "arm"},
+    "memory": {"store": "runs/memory.db", "scope": "experiment"},
+}
+
+
 def test_every_default_is_overridden_by_the_full_spec() -> None:
     default = ExperimentSpec.model_validate({"name": "x", "suite": "s", "arms": [{"name": "a"}]})
-    full = load_spec(FULL)
+    full, shared = load_spec(FULL), load_spec(FULL_SHARED)
     for field in ExperimentSpec.model_fields:
-        if field not in ("name", "suite", "embedder"):
+        if field in ("knowledge", "memory"):
+            assert getattr(shared, field) != getattr(default, field), field
+        elif field not in ("name", "suite", "embedder"):
             assert getattr(full, field) != getattr(default, field), field
+
+
+def test_shared_stores_round_trip_with_the_password_scrubbed() -> None:
+    data = load_spec(FULL_SHARED).to_dict()
+    assert data["knowledge"] == {
+        "store": "postgresql://lab:***@db/kb?schema=team",
+        "scope": "arm",
+    }
+    again = load_spec(data)  # what spec.json holds reads back (the password left out)
+    assert again.to_dict() == data
 
 
 @pytest.mark.parametrize("form", ["dict", "json", "yaml"])
