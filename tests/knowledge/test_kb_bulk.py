@@ -100,16 +100,21 @@ def _one_by_one(kb: KnowledgeBaseV2, items: Sequence[AttemptInput]) -> None:
 
 def _check_same(make: Callable[[str], BaseStore]) -> None:
     items = _attempts(60, seed=3)
-    one = KnowledgeBaseV2(make("one"), HashingEmbedder())
-    _one_by_one(one, items)
-    bulk = KnowledgeBaseV2(make("bulk"), HashingEmbedder())
-    assert bulk.record_stream(iter(items), batch_size=17) == len(items)
-    assert _state(bulk) == _state(one)
-    assert _queries(bulk) == _queries(one)
-    for kb in (one, bulk):  # and the same after reopening from the store alone
-        kb.reload()
-    assert _state(bulk) == _state(one)
-    assert _queries(bulk) == _queries(one)
+    stores = [make("one"), make("bulk")]
+    try:
+        one = KnowledgeBaseV2(stores[0], HashingEmbedder())
+        _one_by_one(one, items)
+        bulk = KnowledgeBaseV2(stores[1], HashingEmbedder())
+        assert bulk.record_stream(iter(items), batch_size=17) == len(items)
+        assert _state(bulk) == _state(one)
+        assert _queries(bulk) == _queries(one)
+        for kb in (one, bulk):  # and the same after reopening from the store alone
+            kb.reload()
+        assert _state(bulk) == _state(one)
+        assert _queries(bulk) == _queries(one)
+    finally:
+        for s in stores:
+            s.close()
 
 
 def test_bulk_insert_equals_one_by_one_sqlite(tmp_path: Path) -> None:
@@ -118,7 +123,8 @@ def test_bulk_insert_equals_one_by_one_sqlite(tmp_path: Path) -> None:
 
 def test_bulk_insert_equals_one_by_one_postgres(postgres_url: str) -> None:
     def make(name: str) -> BaseStore:
-        return PostgresStore(f"{postgres_url}?schema={name}")
+        sep = "&" if "?" in postgres_url else "?"
+        return PostgresStore(f"{postgres_url}{sep}schema={name}")
 
     _check_same(make)
 
@@ -206,3 +212,59 @@ def test_record_stream_keeps_committed_batches(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         kb.record_stream(_gen(items), batch_size=10)
     assert kb.store.count_records("kg_attempt") in range(10, 30, 10)
+
+
+def _old_layout_copy(src: SQLiteStore, path: Path) -> None:
+    """A schema-2 file holding ``src``'s knowledge the old way: every vector also cached."""
+    import sqlite3
+
+    from costeer_lab.store._migrations import MIGRATIONS, migrate
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, str(path), MIGRATIONS[:2])
+    conn.execute("ATTACH DATABASE ? AS new", (src.path,))
+    for table, cols in (
+        ("nodes", "id, kind, content, attrs, created_at, updated_at"),
+        ("edges", "src, dst, kind, attrs, created_at"),
+        ("records", "kind, key, data, created_at, updated_at"),
+        ("collections", "name, version"),
+        ("vectors", "collection, item_id, embedder_id, dim, vector"),
+    ):
+        conn.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM new.{table}")
+    conn.execute(
+        "INSERT INTO main.embedding_cache SELECT embedder_id, text_sha256, dim, vector "
+        "FROM new.vectors"
+    )
+    conn.execute("DETACH DATABASE new")
+    conn.close()
+
+
+def test_old_layout_store_migrates_and_reads_the_same(tmp_path: Path) -> None:
+    items = _attempts(40, seed=7)
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    ref.record_many(items[:50])
+    assert isinstance(ref.store, SQLiteStore)
+    _old_layout_copy(ref.store, tmp_path / "old.db")
+    old = SQLiteStore(tmp_path / "old.db")  # opening migrates to schema 3
+    assert old.schema_version == 3
+    conn = old._connection()
+    assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
+    kb = KnowledgeBaseV2(old, HashingEmbedder())
+    assert _state(kb) == _state(ref)
+    assert _queries(kb) == _queries(ref)
+    col = kb.graph.collections[TASK_DESCRIPTION]
+    calls = col.embedder.inner.calls
+    col.embedder.embed([n.content for n in old.iter_nodes(TASK_DESCRIPTION)])
+    assert col.embedder.inner.calls == calls  # every migrated vector is found by the cache
+    old.snapshot("migrated")  # snapshots work on the migrated layout
+    kb.record_many(items[50:])
+    ref.record_many(items[50:])
+    assert _state(kb) == _state(ref)
+    assert old.diff("migrated").records("kg_attempt").added
+    old.rollback("migrated")
+    kb.reload()
+    back = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref2.db"), HashingEmbedder())
+    back.record_many(items[:50])
+    assert _state(kb) == _state(back)
+    for s in (ref.store, old, back.store):
+        s.close()
