@@ -47,7 +47,7 @@ class Batch:
         >>> for a in (1, 2):
         ...     b.add(AttemptInput(t, ws, SingleFeedback(execution="ran"), "r", a))
         >>> len(b.rows), sorted(r.kind for r in b.nodes.values())
-        (2, ['task_description', 'task_trace'])
+        (2, ['component', 'task_description', 'task_trace'])
     """
 
     def __init__(self, kb: KnowledgeBaseV2) -> None:
