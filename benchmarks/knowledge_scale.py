@@ -4,11 +4,14 @@ fingerprints or returns wrong values; nine tasks in ten end solved), in 10 runs.
 
 Per size, three fresh processes (so each peak RSS is its own):
 
-* **build**: ``record_many`` in batches of 1000 attempts (``insert_items_per_s``); baseline: the
-  same attempts recorded one ``record`` call (one transaction) each, on a fresh store
+* **build**: ``record_stream`` of the attempts generated a block at a time, in transactions of
+  1000 attempts (``insert_items_per_s``; ``build_peak_rss_mb`` is read right after it); baseline:
+  the first 500 attempts recorded one ``record`` call (one transaction) each, on a fresh store
   (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
   (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
-  means recording is flat in N). Store bytes per task.
+  means recording is flat in N). Store bytes per task: every
+  file of the store (database, WAL, shared memory; tables, indexes and free pages) while it is
+  open (``store_bytes_per_task_open``) and after closing it (``store_bytes_per_task``).
 * **serve**: open the KB (``open_s``, exact index; ``open_hnsw_s``), V2 queries of unseen
   tasks with a failing last feedback (``v2_query_p50``/``p99``, exact and HNSW); baseline: the
   same four queries by brute force over in-memory copies of everything (every solved task's
@@ -25,13 +28,14 @@ Sizes: ``--quick`` 2k and 10k; default 10k and 100k; ``--full`` adds 1M.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing as mp
 import random
 import resource
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,23 +115,33 @@ def _record_ms(kb: KnowledgeBaseV2, seed: int, start: int, n: int) -> float:
     return percentile(lat, 50) * 1e3
 
 
+def _stream(n: int, seed: int) -> Iterator[AttemptInput]:
+    """The attempts of ``attempts(n, seed)``, generated a block of tasks at a time."""
+    for lo in range(0, n, BATCH):
+        yield from attempts(min(BATCH, n - lo), seed, lo)
+
+
+def _disk_bytes(path: str) -> int:
+    """Bytes of the store file with its WAL and shared-memory files (all pages: tables,
+    indexes, free pages), read while the store is still open."""
+    return sum(p.stat().st_size for p in Path(path).parent.glob(Path(path).name + "*"))
+
+
 def _build(path: str, n: int, seed: int) -> dict[str, float]:
     """Child: insert N tasks in bulk, the one-by-one baseline, single-record costs."""
-    items = attempts(n, seed)
     emb = get_embedder("hashing")
     kb = KnowledgeBaseV2(SQLiteStore(path), emb)
     s = time.perf_counter()
-    for lo in range(0, len(items), BATCH):
-        kb.record_many(items[lo : lo + BATCH])
-    bulk = len(items) / (time.perf_counter() - s)
+    count = kb.record_stream(_stream(n, seed), batch_size=BATCH)  # never all N in memory
+    bulk = count / (time.perf_counter() - s)
+    build_rss = _peak_rss_mb()
     record_full = _record_ms(kb, seed, 10**8, 50)
+    open_size = _disk_bytes(path)
     kb.store.close()
-    size = Path(path).stat().st_size + sum(
-        p.stat().st_size for p in Path(path).parent.glob(Path(path).name + "-*")
-    )
+    size = _disk_bytes(path)  # after the WAL is checkpointed into the file
     with tempfile.TemporaryDirectory() as tmp:
         single = KnowledgeBaseV2(SQLiteStore(f"{tmp}/one.db"), emb)
-        few = items[: min(len(items), 500)]
+        few = list(itertools.islice(_stream(n, seed), 500))  # the first attempts, one by one
         s = time.perf_counter()
         for e in few:
             single.record(e.task, e.workspace, e.feedback, run_id=e.run_id, attempt=e.attempt)
@@ -135,13 +149,14 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
         record_empty = _record_ms(single, seed, 10**8, 50)
         single.store.close()
     return {
-        "attempts": len(items),
+        "attempts": count,
         "insert_items_per_s": bulk,
+        "store_bytes_per_task_open": open_size / n,
         "insert_single_items_per_s": one,
         "record_ms_p50": record_full,
         "record_empty_ms_p50": record_empty,
         "store_bytes_per_task": size / n,
-        "build_peak_rss_mb": _peak_rss_mb(),
+        "build_peak_rss_mb": build_rss,
     }
 
 
@@ -284,6 +299,7 @@ def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> N
         results.add_ratio(case, "record_empty_over_full_ratio", b["record_empty_ms_p50"],
                           b["record_ms_p50"])  # fmt: skip
         add(case, "store_bytes_per_task", b["store_bytes_per_task"], "B")
+        add(case, "store_bytes_per_task_open", b["store_bytes_per_task_open"], "B")
         add(case, "build_peak_rss_mb", b["build_peak_rss_mb"], "MB")
         add(case, "open_s", v["open_s"], "s")
         add(case, "open_hnsw_s", v["open_hnsw_s"], "s")

@@ -7,7 +7,7 @@ Example:
 """
 
 from costeer_lab.embed._base import BaseEmbedder
-from costeer_lab.embed._cache import CachedEmbedder, check_same_space
+from costeer_lab.embed._cache import CachedEmbedder, check_same_space, text_sha256
 from costeer_lab.embed._hashing import HashingEmbedder
 from costeer_lab.embed._minilm import MiniLMEmbedder, MiniLMSettings
 from costeer_lab.embed._names import check_embedder_name
@@ -27,4 +27,5 @@ __all__ = [
     "check_same_space",
     "get_embedder",
     "register_embedder",
+    "text_sha256",
 ]

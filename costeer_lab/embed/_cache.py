@@ -98,12 +98,18 @@ class CachedEmbedder(BaseEmbedder):
         """The inner embedder's id."""
         return self.inner.id
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed ``texts`` (see :meth:`BaseEmbedder.embed`), computing only uncached texts."""
+    def embed(self, texts: Sequence[str], *, persist: bool = True) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` (see :meth:`BaseEmbedder.embed`), computing only uncached texts.
+
+        Args:
+            persist: write freshly computed vectors to the store's cache. ``False`` when the
+                caller stores them itself (a vector collection tags its rows with the text
+                hash, and the store's cache look-up finds them there): each vector stored once.
+        """
         items = validate_texts(texts)
         with self._lock:
             before = self.misses
-            out = self._embed(items)
+            out = self._embed(items, persist)
             self.calls += 1
             self.texts_embedded += self.misses - before
         return out
@@ -116,7 +122,12 @@ class CachedEmbedder(BaseEmbedder):
         while len(self._memory) > self.memory_items:
             self._memory.popitem(last=False)
 
-    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def persist(self, items: dict[str, npt.NDArray[np.float32]]) -> None:
+        """Write vectors keyed by text sha256 to the store's cache (unless it is read-only)."""
+        if items and not self.store.read_only:
+            self.store.put_cached_embeddings(self.id, items)
+
+    def _embed(self, texts: list[str], persist: bool = True) -> npt.NDArray[np.float32]:
         keys = [text_sha256(t) for t in texts]
         first: dict[str, str] = {}  # key -> text, distinct, in first-seen order
         for key, text in zip(keys, texts, strict=True):
@@ -140,8 +151,8 @@ class CachedEmbedder(BaseEmbedder):
         if missing:
             fresh = self.inner.embed([first[k] for k in missing])
             new = {k: fresh[i].copy() for i, k in enumerate(missing)}
-            if not self.store.read_only:  # a read-only store is never written, cache or not
-                self.store.put_cached_embeddings(self.id, new)
+            if persist:  # a read-only store is never written, cache or not
+                self.persist(new)
             for key, vec in new.items():
                 found[key] = vec
                 self._remember(key, vec)

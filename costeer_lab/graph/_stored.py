@@ -6,7 +6,7 @@ vector collections are derived views rebuilt when the graph is opened.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -122,6 +122,64 @@ class KnowledgeGraph:
                     )
             self.G.add_nodes_from((r.id, {"kind": r.kind}) for r in records.values())
         return ids
+
+    def write(
+        self,
+        nodes: Mapping[str, NodeRecord],
+        edges: Mapping[tuple[str, str], str],
+        also: Callable[[], object] | None = None,
+    ) -> None:
+        """Write prepared nodes (ids computed by the caller) and ``(src, dst) -> kind`` edges in
+        one transaction, with the caller's further writes ``also`` (run last, inside it); the
+        in-memory graph changes only once the transaction committed.
+
+        Nodes of embedded kinds that are new to the graph are embedded with one embedder call
+        for all kinds (through the cache). Edges already in the graph are skipped. If the
+        transaction fails, nothing is written, ``G`` is unchanged and any vector index that
+        followed the write is rebuilt at its next sync.
+
+        Example:
+            >>> from costeer_lab.embed import get_embedder
+            >>> from costeer_lab.store import get_store
+            >>> kg = KnowledgeGraph(get_store(":memory:"), get_embedder("hashing"), ["component"])
+            >>> a, b = node_id("component", "op:mean"), node_id("component", "op:std")
+            >>> kg.write({a: NodeRecord(a, "component", "op:mean"),
+            ...           b: NodeRecord(b, "component", "op:std")}, {(a, b): "related"})
+            >>> kg.G.number_of_edges(), len(kg.collections["component"])
+            (1, 2)
+        """
+        G = self.G
+        new = [r for r in nodes.values() if r.kind in self.collections and r.id not in G]
+        fresh = [EdgeRecord(s, d, k) for (s, d), k in edges.items() if not G.has_edge(s, d)]
+        touched: list[VectorCollection] = []
+        try:
+            with self.store.transaction():
+                self.store.put_nodes(nodes.values())
+                if new:
+                    self._embed_nodes(new, touched)
+                self.store.put_edges(fresh)
+                if also is not None:
+                    also()
+        except BaseException:
+            for col in touched:
+                col.index.source_version = -1  # the store rolled back: rebuild at next sync
+            raise
+        G.add_nodes_from((r.id, {"kind": r.kind}) for r in nodes.values())
+        G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in fresh)
+
+    def _embed_nodes(self, records: Sequence[NodeRecord], touched: list[VectorCollection]) -> None:
+        """Embed new nodes of embedded kinds (one cached embedder call) into their collections."""
+        first = next(iter(self.collections.values()))
+        raw = first.embedder.embed([r.content for r in records], persist=False)
+        rows: dict[str, list[int]] = {}
+        for i, r in enumerate(records):
+            rows.setdefault(r.kind, []).append(i)
+        for kind, idx in rows.items():
+            col = self.collections[kind]
+            touched.append(col)
+            col.upsert_embedded(
+                [records[i].id for i in idx], [records[i].content for i in idx], raw[idx]
+            )
 
     def add_node(self, kind: str, content: str, attrs: dict[str, Any] | None = None) -> str:
         """Add one node (see :meth:`add_nodes`); returns its id."""

@@ -10,7 +10,10 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space
+import numpy as np
+import numpy.typing as npt
+
+from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space, text_sha256
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.index._faiss import FaissIndex, IndexKind
 from costeer_lab.index._result import SearchResult
@@ -99,11 +102,39 @@ class VectorCollection:
                 f"got {len(id_list)} ids but {1 if isinstance(texts, str) else len(texts)} texts"
                 "; pass one text per id"
             )
-        vectors = normalize_rows(self.embedder.embed(texts), self.embedder.dim)
+        self.upsert_embedded(id_list, list(texts), self.embedder.embed(texts, persist=False))
+
+    def upsert_embedded(
+        self, ids: Sequence[str], texts: Sequence[str], raw: npt.NDArray[np.float32]
+    ) -> None:
+        """Store ``raw`` (this collection's embedder's output for ``texts``) under ``ids``.
+
+        Each vector is stored once: a row whose unit-normalised vector is the embedder's output
+        bit for bit is tagged with its text's sha256 in the collection, and the embedding
+        cache finds it there (it is not written to the cache a second time); any other row's
+        raw output goes to the cache as before. Callers embed with ``persist=False``.
+
+        Example:
+            >>> from costeer_lab.embed import get_embedder
+            >>> from costeer_lab.store import get_store
+            >>> col = VectorCollection(get_store(":memory:"), "n", get_embedder("hashing"))
+            >>> raw = col.embedder.embed(["a b"], persist=False)
+            >>> col.upsert_embedded(["x"], ["a b"], raw)
+            >>> fresh = CachedEmbedder(get_embedder("hashing"), col.store)  # another process
+            >>> _ = fresh.embed(["a b"]); (fresh.hits, fresh.misses), len(col)
+            ((1, 0), 1)
+        """
+        id_list = check_ids(ids)
+        vectors = normalize_rows(raw, self.embedder.dim, n_rows=len(id_list))
+        same = (vectors == np.asarray(raw, dtype=np.float32)).all(axis=1)
+        hashes = [text_sha256(t) for t in texts]
+        if not same.all():
+            self.embedder.persist({h: raw[i] for i, h in enumerate(hashes) if not same[i]})
+        tags: list[str | None] = [h if ok else None for h, ok in zip(hashes, same, strict=True)]
         with self.store.transaction():
             self.store.lock_for_update()  # no other writer between "before" and "after"
             before = self.store.collection_version(self.name)
-            self.store.put_vectors(self.name, self.embedder.id, id_list, vectors)
+            self.store.put_vectors(self.name, self.embedder.id, id_list, vectors, text_hashes=tags)
             after = self.store.collection_version(self.name)
         self._follow(before, after, lambda: self.index.upsert(id_list, vectors))
 

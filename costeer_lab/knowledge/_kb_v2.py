@@ -7,29 +7,24 @@ descriptions as integer postings, error → fixes) are rebuilt from the store wh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from costeer_lab.embed import BaseEmbedder
+from costeer_lab.errors import InvalidInputError
 from costeer_lab.graph import (
     COMPONENT,
-    EDGE_HAS_COMPONENT,
-    EDGE_HIT_ERROR,
-    EDGE_IMPLEMENTS,
-    EDGE_TRACE_OF,
     ERROR,
     TASK_DESCRIPTION,
-    TASK_SUCCESS_IMPLEMENT,
-    TASK_TRACE,
     KnowledgeGraph,
     neighbors_within,
     node_id,
 )
-from costeer_lab.knowledge._attempts import attempt_errors, attempt_level
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
+from costeer_lab.knowledge._kb_batch import Batch as _Batch
 from costeer_lab.knowledge._kb_records import (
     ATTEMPT_KIND,
     GROUND_TRUTH,
@@ -39,13 +34,14 @@ from costeer_lab.knowledge._kb_records import (
     AttemptInput,
     Fix,
     Success,
-    feedback_score,
-    files_text,
 )
 from costeer_lab.knowledge._kb_snapshots import KBSnapshotsMixin
 from costeer_lab.knowledge._success_index import SuccessIndex
 from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
+
+#: Component and error node ids kept in memory (the memo is cleared when it is full).
+_ID_MEMO = 65_536
 
 __all__ = ["ATTEMPT_KIND", "GROUND_TRUTH", "Attempt", "AttemptInput", "Fix", "KnowledgeBaseV2"]
 
@@ -114,6 +110,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         )
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self._ids: dict[tuple[str, str], str] = {}
         self.reload()
 
     # -- in-memory lookups ---------------------------------------------------------------------
@@ -186,9 +183,25 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
                     Fix(fp, line, a.trace, entry.node, td)
                 )
 
-    @staticmethod
-    def _error_id(fp: str) -> str:
-        return node_id(ERROR, fp)
+    def _error_id(self, fp: str) -> str:
+        return self.error_id(fp)
+
+    def component_id(self, comp: str) -> str:
+        """Node id of a component (memoized)."""
+        return self._memo_id(COMPONENT, comp)
+
+    def error_id(self, fp: str) -> str:
+        """Node id of an error fingerprint (memoized)."""
+        return self._memo_id(ERROR, fp)
+
+    def _memo_id(self, kind: str, content: str) -> str:
+        key = (kind, content)
+        nid = self._ids.get(key)
+        if nid is None:
+            if len(self._ids) >= _ID_MEMO:
+                self._ids.clear()
+            nid = self._ids[key] = node_id(kind, content)
+        return nid
 
     # -- writes ------------------------------------------------------------------------------
     def components_of(self, task: Task) -> tuple[str, ...]:
@@ -219,69 +232,50 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
 
         Per attempt: the task-description node and its component nodes, a trace node (unless
         ``with_trace`` is false) linked to the error nodes of its fingerprints, and for a
-        success a success node; then the ``kg_attempt`` record. Returns the record keys.
+        success a success node; then the ``kg_attempt`` record. New nodes of the embedded kinds
+        are embedded with one embedder call. The store, the graph and the lookups end exactly as
+        after one :meth:`record` per attempt in order. If anything fails, nothing of the batch
+        is kept (store, graph and lookups). Returns the record keys.
         """
-        nodes: list[tuple[str, str, dict[str, Any]]] = []
-        edges: list[tuple[str, str, str]] = []
-        rows: list[tuple[str, dict[str, Any]]] = []
+        batch = _Batch(self)
         for e in entries:
-            info = e.task.get_task_information()
-            td = node_id(TASK_DESCRIPTION, info)
-            nodes.append((TASK_DESCRIPTION, info, {"task": e.task.to_dict()}))
-            for comp in self.components_of(e.task):
-                nodes.append((COMPONENT, comp, {}))
-                edges.append((td, node_id(COMPONENT, comp), EDGE_HAS_COMPONENT))
-            errors = attempt_errors(e.feedback)
-            trace = ""
-            if e.with_trace:
-                content = f"{info}\n---\n{files_text(e.workspace)}\n---\n{e.feedback.execution}"
-                trace = node_id(TASK_TRACE, content)
-                attrs = {
-                    "task_id": e.task.id,
-                    "task_name": e.task.name,
-                    "td": td,
-                    "workspace": e.workspace.to_dict(),
-                    "feedback": e.feedback.to_dict(),
-                }
-                nodes.append((TASK_TRACE, content, attrs))
-                edges.append((trace, td, EDGE_TRACE_OF))
-                for fp, _ in errors:
-                    nodes.append((ERROR, fp, {}))
-                    edges.append((trace, node_id(ERROR, fp), EDGE_HIT_ERROR))
-            success = ""
-            if e.feedback.succeeded:
-                files = files_text(e.workspace)
-                success = node_id(TASK_SUCCESS_IMPLEMENT, files)
-                attrs = {"workspace": e.workspace.to_dict(), "feedback": e.feedback.to_dict()}
-                attrs.update(task_id=e.task.id, task_name=e.task.name)  # traceable to its task
-                nodes.append((TASK_SUCCESS_IMPLEMENT, files, attrs))
-                edges.append((success, td, EDGE_IMPLEMENTS))
-            key = f"{e.run_id}\x1f{e.task.id}\x1f{e.attempt}"
-            rows.append(
-                (
-                    key,
-                    {
-                        "run_id": e.run_id,
-                        "task_id": e.task.id,
-                        "attempt": e.attempt,
-                        "td": td,
-                        "trace": trace,
-                        "success": success,
-                        "succeeded": e.feedback.succeeded,
-                        "level": attempt_level(e.feedback, errors),
-                        "score": feedback_score(e.feedback),
-                        "errors": [list(x) for x in errors],
-                        "provenance": e.provenance,
-                    },
-                )
-            )
-        with self.store.transaction():
-            self.graph.add_nodes(nodes)
-            self.graph.add_edges(edges)
-            self.store.put_records(ATTEMPT_KIND, rows)
-        for key, data in rows:
+            batch.add(e)
+        rows = batch.rows
+        self.graph.write(
+            batch.nodes, batch.edges, lambda: self.store.put_records(ATTEMPT_KIND, rows)
+        )
+        for key, data in batch.rows:
             self._apply(key, data)
-        return [key for key, _ in rows]
+        return [key for key, _ in batch.rows]
+
+    def record_stream(self, entries: Iterable[AttemptInput], *, batch_size: int = 1000) -> int:
+        """Remember a stream of attempts, one transaction per ``batch_size`` attempts.
+
+        Only one batch is held in memory at a time. A failure keeps the batches committed
+        before it and none of the failing batch. Returns the number of attempts recorded.
+
+        Example:
+            >>> from costeer_lab.embed import get_embedder
+            >>> from costeer_lab.store import get_store
+            >>> kb = KnowledgeBaseV2(get_store(":memory:"), get_embedder("hashing"))
+            >>> ok = SingleFeedback(final_decision=True)
+            >>> gen = (AttemptInput(Task(f"t{i}", f"f{i}", "d"), Workspace({"m.py": f"{i}"}),
+            ...                     ok, "r", 1) for i in range(5))
+            >>> kb.record_stream(gen, batch_size=2), kb.is_solved("t4", run_id="r")
+            (5, True)
+        """
+        if batch_size < 1:
+            raise InvalidInputError(f"batch_size must be >= 1, got {batch_size!r}")
+        done = 0
+        chunk: list[AttemptInput] = []
+        for e in entries:
+            chunk.append(e)
+            if len(chunk) == batch_size:
+                done += len(self.record_many(chunk))
+                chunk = []
+        if chunk:
+            done += len(self.record_many(chunk))
+        return done
 
     def add_seed_knowledge(self, items: Sequence[Knowledge]) -> None:
         """Add ground-truth implementations (provenance ``ground_truth``, no trace node).

@@ -178,7 +178,11 @@ class BaseStore(abc.ABC):
     def get_cached_embeddings(
         self, embedder_id: str, text_hashes: Sequence[str]
     ) -> dict[str, npt.NDArray[np.float32]]:
-        """Cached vectors keyed by text sha256 (hex); absent hashes are missing from the dict."""
+        """Cached vectors keyed by text sha256 (hex); absent hashes are missing from the dict.
+
+        Looks in the cache and among collection vectors stored with a text hash
+        (:meth:`put_vectors`).
+        """
 
     @abc.abstractmethod
     def put_cached_embeddings(
@@ -194,8 +198,14 @@ class BaseStore(abc.ABC):
         embedder_id: str,
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
+        *,
+        text_hashes: Sequence[str | None] | None = None,
     ) -> None:
         """Insert or replace ``vectors[i]`` under ``ids[i]`` in ``collection``.
+
+        ``text_hashes[i]``, when given and not ``None``, is the sha256 of the text whose
+        embedding (by ``embedder_id``) is exactly ``vectors[i]``: :meth:`get_cached_embeddings`
+        then finds the vector here, so it is not stored a second time in the cache.
 
         Raises:
             EmbedderMismatchError: the collection already holds another embedder id or dimension.

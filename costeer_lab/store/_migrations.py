@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    2
+    3
     >>> read_schema_version(conn, ":memory:")
-    2
+    3
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from costeer_lab.errors import SchemaVersionError, StoreError
-from costeer_lab.store._snapshot_schema import install_sqlite_snapshots
+from costeer_lab.store._snapshot_schema import VECTORS_ONCE_SQL, install_sqlite_snapshots
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "read_schema_version"]
 
@@ -102,8 +102,17 @@ def _v2_snapshots(conn: sqlite3.Connection) -> None:
     install_sqlite_snapshots(conn)
 
 
+def _v3_vectors_once(conn: sqlite3.Connection) -> None:
+    """Version 3: each vector stored once (see :data:`VECTORS_ONCE_SQL`)."""
+    for event in ("insert", "update", "delete"):  # the backfill is not a change to log
+        conn.execute(f"DROP TRIGGER IF EXISTS snap_vectors_{event}")
+    for statement in VECTORS_ONCE_SQL:
+        conn.execute(statement)
+    install_sqlite_snapshots(conn)  # snap_vectors gets the column; triggers list it
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_snapshots)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_snapshots, _v3_vectors_once)
 
 #: Schema version written by this code.
 SCHEMA_VERSION: int = len(MIGRATIONS)

@@ -62,12 +62,22 @@ class PostgresDataMixin(PostgresSearchMixin):
         hashes = id_list(text_hashes, "text hashes")
         if not hashes:
             return {}
+        out = {  # vectors stored once in a collection, then the cache
+            str(row[0]): np.asarray(row[1], dtype=np.float32).copy()
+            for row in self._rows(
+                "SELECT text_sha256, embedding FROM vectors "
+                "WHERE text_sha256 = ANY(%s) AND embedder_id = %s",
+                (hashes, embedder_id),
+                binary=True,
+            )
+        }
         rows = self._rows(
             "SELECT text_sha256, dim, vector FROM embedding_cache "
             "WHERE embedder_id = %s AND text_sha256 = ANY(%s)",
-            (embedder_id, hashes),
+            (embedder_id, [h for h in hashes if h not in out]),
         )
-        return {row[0]: decode_vector(bytes(row[2]), row[1]) for row in rows}
+        out.update((row[0], decode_vector(bytes(row[2]), row[1])) for row in rows)
+        return out
 
     def put_cached_embeddings(
         self, embedder_id: str, items: Mapping[str, npt.NDArray[np.float32]]
@@ -95,14 +105,17 @@ class PostgresDataMixin(PostgresSearchMixin):
         embedder_id: str,
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
+        *,
+        text_hashes: Sequence[str | None] | None = None,
     ) -> None:
-        checked = vector_input(collection, embedder_id, ids, vectors)
+        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
         if checked is None:
             return
-        keys, matrix = checked
+        keys, matrix, tags = checked
         dim = int(matrix.shape[1])
         rows = [
-            (collection, key, embedder_id, dim, vec) for key, vec in zip(keys, matrix, strict=True)
+            (collection, key, embedder_id, dim, vec, tag)
+            for key, vec, tag in zip(keys, matrix, tags, strict=True)
         ]
         with self._write() as conn:
             held = self.collection_info(collection)  # under the write lock: no race
@@ -114,10 +127,11 @@ class PostgresDataMixin(PostgresSearchMixin):
                 )
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding) "
-                    "VALUES (%s, %s, %s, %s, %b) ON CONFLICT (collection, item_id) DO UPDATE "
-                    "SET embedder_id = excluded.embedder_id, dim = excluded.dim, "
-                    "embedding = excluded.embedding",
+                    "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding, "
+                    "text_sha256) VALUES (%s, %s, %s, %s, %b, %s) ON CONFLICT "
+                    "(collection, item_id) DO UPDATE SET embedder_id = excluded.embedder_id, "
+                    "dim = excluded.dim, embedding = excluded.embedding, "
+                    "text_sha256 = excluded.text_sha256",
                     rows,
                 )
             self._ensure_index(collection, dim)

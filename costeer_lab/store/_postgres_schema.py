@@ -118,8 +118,19 @@ def _v2_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     install_postgres_snapshots(conn)
 
 
+def _v3_vectors_once(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 3: each vector stored once (a collection row may carry its text's sha256, and
+    the embedding cache looks there; see ``_snapshot_schema.VECTORS_ONCE_SQL``). Rows written
+    before keep their cache copy (the two encodings are not compared in SQL here)."""
+    conn.execute("ALTER TABLE vectors ADD COLUMN text_sha256 text")
+    conn.execute(
+        "CREATE INDEX vectors_text ON vectors (text_sha256) WHERE text_sha256 IS NOT NULL"
+    )
+    install_postgres_snapshots(conn)  # snap_vectors gets the column; the trigger lists it
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial, _v2_snapshots)
+PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial, _v2_snapshots, _v3_vectors_once)
 
 #: Schema version written by this code.
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

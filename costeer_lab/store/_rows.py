@@ -53,10 +53,14 @@ def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, s
 
 
 def vector_input(
-    collection: str, embedder_id: str, ids: Sequence[str], vectors: npt.NDArray[np.float32]
-) -> tuple[list[str], npt.NDArray[np.float32]] | None:
-    """The checked ``(ids, (n, d) float32 matrix)`` of a ``put_vectors`` call; ``None`` when
-    there is nothing to write."""
+    collection: str,
+    embedder_id: str,
+    ids: Sequence[str],
+    vectors: npt.NDArray[np.float32],
+    text_hashes: Sequence[str | None] | None = None,
+) -> tuple[list[str], npt.NDArray[np.float32], list[str | None]] | None:
+    """The checked ``(ids, (n, d) float32 matrix, text hash or None per row)`` of a
+    ``put_vectors`` call; ``None`` when there is nothing to write."""
     check_str(collection, "collection")
     check_str(embedder_id, "embedder_id")
     keys = id_list(ids, "vector ids")
@@ -67,4 +71,12 @@ def vector_input(
                 f"got shape {np.shape(vectors)}"
             )
         return None
-    return keys, as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
+    matrix = as_matrix(vectors, len(keys), f"vectors of collection {collection!r}")
+    if text_hashes is None:
+        return keys, matrix, [None] * len(keys)
+    if isinstance(text_hashes, str) or len(text_hashes) != len(keys):
+        raise InvalidInputError(
+            f"text_hashes must hold one str or None per id ({len(keys)}), got {text_hashes!r:.80}"
+        )
+    tags = [None if h is None else check_str(h, "text hash") for h in text_hashes]
+    return keys, matrix, tags

@@ -26,7 +26,7 @@ Example:
     >>> from costeer_lab.store._migrations import migrate
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    2
+    3
     >>> sorted(r[0] for r in conn.execute(
     ...     "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'snap_*'"))
     ['snap_collections', 'snap_edges', 'snap_nodes', 'snap_records', 'snap_vectors']
@@ -59,6 +59,25 @@ VERSIONED: dict[str, tuple[str, ...]] = {
 }
 #: Tables a rollback restores (collection versions only ever go up: a rollback bumps them).
 RESTORED = ("nodes", "edges", "vectors", "records")
+
+#: Schema step "each vector stored once" (SQLite version 3, PostgreSQL version 3): a vector
+#: collection row may carry the sha256 of the text it embeds, and the embedding cache looks
+#: there before its own table, so a vector kept in a collection is not cached a second time.
+#: Existing knowledge-graph rows (ids ``<kind>:<sha256 of the text>``) whose cached vector is
+#: the same bytes get their hash, and those cache rows are dropped. Run before (re)installing
+#: the snapshot triggers, so the backfill is not logged as a change.
+VECTORS_ONCE_SQL: tuple[str, ...] = (
+    "ALTER TABLE vectors ADD COLUMN text_sha256 TEXT",
+    "CREATE INDEX vectors_text ON vectors (text_sha256) WHERE text_sha256 IS NOT NULL",
+    "UPDATE vectors SET text_sha256 = substr(item_id, length(collection) - 1) "
+    "WHERE collection LIKE 'kg:%' AND item_id = substr(collection, 4) || ':' "
+    "|| substr(item_id, length(collection) - 1) AND EXISTS (SELECT 1 FROM embedding_cache c "
+    "WHERE c.embedder_id = vectors.embedder_id "
+    "AND c.text_sha256 = substr(vectors.item_id, length(vectors.collection) - 1) "
+    "AND c.vector = vectors.vector)",
+    "DELETE FROM embedding_cache WHERE EXISTS (SELECT 1 FROM vectors v WHERE "
+    "v.text_sha256 = embedding_cache.text_sha256 AND v.embedder_id = embedding_cache.embedder_id)",
+)
 
 _SQLITE_BOOK = """
 CREATE TABLE IF NOT EXISTS snapshots (

@@ -60,7 +60,8 @@ from costeer_lab.store._types import Snapshot, StoreDiff, TableDiff
 __all__ = ["SnapshotMixin"]
 
 #: Columns a diff does not compare (bookkeeping, not content).
-_NOT_COMPARED = frozenset({"seq", "created_at", "updated_at"})
+#: ``text_sha256`` (vectors) says which text a vector embeds for the embedding cache.
+_NOT_COMPARED = frozenset({"seq", "created_at", "updated_at", "text_sha256"})
 _COPY_PAGE = 2000
 T = TypeVar("T")
 

@@ -45,10 +45,12 @@ class SQLiteDataMixin(SQLiteBase):
     ) -> dict[str, npt.NDArray[np.float32]]:
         check_str(embedder_id, "embedder_id")
         hashes = dumps_json(id_list(text_hashes, "text hashes"), what="text hashes")
-        rows = self._rows(
-            "SELECT text_sha256, dim, vector FROM embedding_cache WHERE embedder_id = ? "
-            "AND text_sha256 IN (SELECT value FROM json_each(?))",
-            (embedder_id, hashes),
+        rows = self._rows(  # the cache, then vectors stored once in a collection
+            "SELECT text_sha256, dim, vector FROM vectors WHERE text_sha256 IN "
+            "(SELECT value FROM json_each(?1)) AND embedder_id = ?2 UNION ALL "
+            "SELECT text_sha256, dim, vector FROM embedding_cache WHERE embedder_id = ?2 "
+            "AND text_sha256 IN (SELECT value FROM json_each(?1))",
+            (hashes, embedder_id),
         )
         return {row[0]: decode_vector(row[2], row[1]) for row in rows}
 
@@ -77,15 +79,19 @@ class SQLiteDataMixin(SQLiteBase):
         embedder_id: str,
         ids: Sequence[str],
         vectors: npt.NDArray[np.float32],
+        *,
+        text_hashes: Sequence[str | None] | None = None,
     ) -> None:
-        checked = vector_input(collection, embedder_id, ids, vectors)
+        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
         if checked is None:
             return
-        keys, matrix = checked
+        keys, matrix, tags = checked
         dim = int(matrix.shape[1])
+        raw = encode_vector(matrix)
+        step = dim * 4
         rows = [
-            (collection, key, embedder_id, dim, encode_vector(vec))
-            for key, vec in zip(keys, matrix, strict=True)
+            (collection, key, embedder_id, dim, raw[i * step : (i + 1) * step], tags[i])
+            for i, key in enumerate(keys)
         ]
         with self._write() as conn:
             held = self.collection_info(collection)
@@ -96,10 +102,10 @@ class SQLiteDataMixin(SQLiteBase):
                     "Use another collection or delete the old vectors first."
                 )
             conn.executemany(
-                "INSERT INTO vectors (collection, item_id, embedder_id, dim, vector) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(collection, item_id) DO UPDATE SET "
-                "embedder_id = excluded.embedder_id, dim = excluded.dim, "
-                "vector = excluded.vector",
+                "INSERT INTO vectors (collection, item_id, embedder_id, dim, vector, "
+                "text_sha256) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(collection, item_id) "
+                "DO UPDATE SET embedder_id = excluded.embedder_id, dim = excluded.dim, "
+                "vector = excluded.vector, text_sha256 = excluded.text_sha256",
                 rows,
             )
             self._bump(collection)

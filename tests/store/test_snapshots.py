@@ -302,7 +302,7 @@ def test_a_version_1_store_migrates_and_takes_snapshots(tmp_path: Path, postgres
                    "VALUES ('note', 'old', '1', 0, 0)")  # fmt: skip
     for url in (f"sqlite:///{path}", postgres_url):
         with get_store(url) as store:
-            assert store.schema_version == 2
+            assert store.schema_version == 3
             store.snapshot("first")
             store.put_record("note", "old", 2)
             assert store.diff("first").records("note").changed == (("old",),)

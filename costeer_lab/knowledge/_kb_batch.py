@@ -1,0 +1,128 @@
+"""One batch of attempts turned into the rows of the graph KB: nodes, edges and attempt records.
+
+Per attempt the work is what the rows need and no more: each node id (a sha256) is computed
+once (component and error ids are memoized by the knowledge base), the workspace text once,
+and nodes and edges repeated inside the batch are merged the way one ``record`` call per
+attempt would leave them (an attribute-less node or an edge already in the graph is skipped; a
+node with attributes keeps the last attributes written, at the place of its first write).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from costeer_lab.graph import (
+    COMPONENT,
+    EDGE_HAS_COMPONENT,
+    EDGE_HIT_ERROR,
+    EDGE_IMPLEMENTS,
+    EDGE_TRACE_OF,
+    ERROR,
+    TASK_DESCRIPTION,
+    TASK_SUCCESS_IMPLEMENT,
+    TASK_TRACE,
+    node_id,
+)
+from costeer_lab.knowledge._attempts import attempt_errors, attempt_level
+from costeer_lab.knowledge._kb_records import AttemptInput, feedback_score, files_text
+from costeer_lab.store import NodeRecord
+
+if TYPE_CHECKING:
+    from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+
+__all__ = ["Batch"]
+
+
+class Batch:
+    """Nodes, edges and ``kg_attempt`` rows of a batch of attempts (see ``record_many``).
+
+    Example:
+        >>> from costeer_lab.embed import get_embedder
+        >>> from costeer_lab.knowledge import KnowledgeBaseV2
+        >>> from costeer_lab.records import SingleFeedback, Task, Workspace
+        >>> from costeer_lab.store import get_store
+        >>> kb = KnowledgeBaseV2(get_store(":memory:"), get_embedder("hashing"))
+        >>> b = Batch(kb)
+        >>> t, ws = Task("t1", "MA5", "mean close"), Workspace({"main.py": "x"})
+        >>> for a in (1, 2):
+        ...     b.add(AttemptInput(t, ws, SingleFeedback(execution="ran"), "r", a))
+        >>> len(b.rows), sorted(r.kind for r in b.nodes.values())
+        (2, ['component', 'task_description', 'task_trace'])
+    """
+
+    def __init__(self, kb: KnowledgeBaseV2) -> None:
+        self.kb = kb
+        self.nodes: dict[str, NodeRecord] = {}
+        self.edges: dict[tuple[str, str], str] = {}
+        self.rows: list[tuple[str, dict[str, Any]]] = []
+        self._td: dict[str, str] = {}
+
+    def _node(self, nid: str, kind: str, content: str, attrs: dict[str, Any]) -> None:
+        self.nodes[nid] = NodeRecord(nid, kind, content, attrs)
+
+    def _plain(self, nid: str, kind: str, content: str) -> None:
+        if nid not in self.nodes and nid not in self.kb.graph.G:
+            self.nodes[nid] = NodeRecord(nid, kind, content, {})
+
+    def _edge(self, src: str, dst: str, kind: str) -> None:
+        self.edges.setdefault((src, dst), kind)
+
+    def add(self, e: AttemptInput) -> None:
+        """Add the rows of one attempt."""
+        kb = self.kb
+        info = e.task.get_task_information()
+        td = self._td.get(info)
+        if td is None:
+            td = self._td[info] = node_id(TASK_DESCRIPTION, info)
+        self._node(td, TASK_DESCRIPTION, info, {"task": e.task.to_dict()})
+        for comp in kb.components_of(e.task):
+            cid = kb.component_id(comp)
+            self._plain(cid, COMPONENT, comp)
+            self._edge(td, cid, EDGE_HAS_COMPONENT)
+        errors = attempt_errors(e.feedback)
+        succeeded = e.feedback.succeeded
+        files = files_text(e.workspace)
+        ws = e.workspace.to_dict()
+        fb = e.feedback.to_dict()
+        trace = ""
+        if e.with_trace:
+            content = f"{info}\n---\n{files}\n---\n{e.feedback.execution}"
+            trace = node_id(TASK_TRACE, content)
+            attrs = {
+                "task_id": e.task.id,
+                "task_name": e.task.name,
+                "td": td,
+                "workspace": ws,
+                "feedback": fb,
+            }
+            self._node(trace, TASK_TRACE, content, attrs)
+            self._edge(trace, td, EDGE_TRACE_OF)
+            for fp, _ in errors:
+                eid = kb.error_id(fp)
+                self._plain(eid, ERROR, fp)
+                self._edge(trace, eid, EDGE_HIT_ERROR)
+        success = ""
+        if succeeded:
+            success = node_id(TASK_SUCCESS_IMPLEMENT, files)
+            attrs = {"workspace": ws, "feedback": fb, "task_id": e.task.id}
+            attrs["task_name"] = e.task.name  # traceable to its task
+            self._node(success, TASK_SUCCESS_IMPLEMENT, files, attrs)
+            self._edge(success, td, EDGE_IMPLEMENTS)
+        self.rows.append(
+            (
+                f"{e.run_id}\x1f{e.task.id}\x1f{e.attempt}",
+                {
+                    "run_id": e.run_id,
+                    "task_id": e.task.id,
+                    "attempt": e.attempt,
+                    "td": td,
+                    "trace": trace,
+                    "success": success,
+                    "succeeded": succeeded,
+                    "level": attempt_level(e.feedback, errors),
+                    "score": feedback_score(e.feedback),
+                    "errors": [list(x) for x in errors],
+                    "provenance": e.provenance,
+                },
+            )
+        )

@@ -1,0 +1,270 @@
+"""Bulk inserts (``record_many`` / ``record_stream``): the same knowledge base as one ``record``
+per attempt, on both backends; a failing batch leaves nothing behind; each vector stored once."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from costeer_lab.embed import BaseEmbedder, HashingEmbedder
+from costeer_lab.errors import StoreError
+from costeer_lab.graph import COMPONENT, ERROR, TASK_DESCRIPTION, collection_name
+from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
+from costeer_lab.knowledge._kb_records import GROUND_TRUTH, AttemptInput
+from costeer_lab.records import SingleFeedback, Task, Workspace
+from costeer_lab.store import BaseStore, PostgresStore, SQLiteStore
+
+ERRS = ("KeyError: 'close'", "ZeroDivisionError: division by zero", "NameError: name 'x'")
+
+
+def _attempts(n_tasks: int, seed: int) -> list[AttemptInput]:
+    """Attempts with the repeats a real run has: several attempts per task, identical traces,
+    two task ids with one text, seeds, shared components and errors."""
+    rng = random.Random(seed)
+    out: list[AttemptInput] = []
+    for i in range(n_tasks):
+        op = rng.choice(("Mean", "Std", "Max"))
+        text_id = i if i % 7 else i - 1  # every 7th task repeats the text of the one before
+        t = Task(f"t{i}", f"f{text_id}", f"{op} of close over {text_id} days",
+                 formulation=f"{op}($close, {text_id % 5 + 2})")  # fmt: skip
+        if i % 5 == 0:
+            ws = Workspace({"main.py": f"gt {text_id}"})
+            ok = SingleFeedback(execution="ground truth", final_decision=True)
+            out.append(AttemptInput(t, ws, ok, "", 0, GROUND_TRUTH, False))
+            continue
+        for a in range(1, rng.choice((2, 3)) + 1):
+            last = a == 3 or rng.random() < 0.3
+            if last and rng.random() < 0.8:
+                ws = Workspace({"main.py": f"good {text_id}"})
+                fb = SingleFeedback(execution="ran", final_decision=True)
+            else:
+                ws = Workspace({"main.py": f"bad {i % 4}"})  # identical traces across tasks
+                err = rng.choice(ERRS)
+                fb = SingleFeedback(
+                    execution=f"Traceback (most recent call last):\n{err}", final_decision=False
+                )
+            out.append(AttemptInput(t, ws, fb, f"run{i % 2}", a))
+            if last:
+                break
+    return out
+
+
+def _state(kb: KnowledgeBaseV2) -> dict[str, Any]:
+    """Everything a KB holds, in store order (timestamps aside)."""
+    s = kb.store
+    vectors = {}
+    for kind in (TASK_DESCRIPTION, COMPONENT, ERROR):
+        ids, matrix, emb = s.load_vectors(collection_name(kind))
+        vectors[kind] = (ids, matrix.tobytes(), emb)
+    return {
+        "nodes": [(n.id, n.kind, n.content, n.attrs) for n in s.iter_nodes()],
+        "edges": [(e.src, e.dst, e.kind, e.attrs) for e in s.iter_edges()],
+        "records": list(s.iter_records("kg_attempt")),
+        "vectors": vectors,
+        "stats": kb.stats(),
+        "attempts": {k: list(v) for k, v in kb.attempts.items()},
+        "fixes": {k: list(v) for k, v in kb.error_fixes.items()},
+        "success": {k: (v.node, v.provenance, sorted(v.runs)) for k, v in kb.success.items()},
+    }
+
+
+def _queries(kb: KnowledgeBaseV2) -> list[Any]:
+    rag = RAGStrategyV2(RAGSettings(log_queries=False))
+    out = []
+    for j in range(6):
+        t = Task(f"q{j}", f"q{j}", f"Mean of close over {j * 3} days",
+                 formulation=f"Mean($close, {j + 2})")  # fmt: skip
+        fb = SingleFeedback(execution=f"Traceback (most recent call last):\n{ERRS[j % 3]}")
+        q = rag.query(kb, [t], {t.id: fb}, run_id="run0", attempt=1)
+        out.append(
+            (
+                [(k.score, k.knowledge.id) for k in q.similar_successful.get(t.id, ())],
+                [k.knowledge.id for k in q.component_matches.get(t.id, ())],
+                [(f.fingerprint, f.failed.id, f.fixed.id) for f in q.error_fixes.get(t.id, ())],
+            )
+        )
+    return out
+
+
+def _one_by_one(kb: KnowledgeBaseV2, items: Sequence[AttemptInput]) -> None:
+    for e in items:
+        kb.record(e.task, e.workspace, e.feedback, run_id=e.run_id, attempt=e.attempt,
+                  provenance=e.provenance, with_trace=e.with_trace)  # fmt: skip
+
+
+def _check_same(make: Callable[[str], BaseStore]) -> None:
+    items = _attempts(60, seed=3)
+    stores = [make("one"), make("bulk")]
+    try:
+        one = KnowledgeBaseV2(stores[0], HashingEmbedder())
+        _one_by_one(one, items)
+        bulk = KnowledgeBaseV2(stores[1], HashingEmbedder())
+        assert bulk.record_stream(iter(items), batch_size=17) == len(items)
+        assert _state(bulk) == _state(one)
+        assert _queries(bulk) == _queries(one)
+        for kb in (one, bulk):  # and the same after reopening from the store alone
+            kb.reload()
+        assert _state(bulk) == _state(one)
+        assert _queries(bulk) == _queries(one)
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_bulk_insert_equals_one_by_one_sqlite(tmp_path: Path) -> None:
+    _check_same(lambda name: SQLiteStore(tmp_path / f"{name}.db"))
+
+
+def test_bulk_insert_equals_one_by_one_postgres(postgres_url: str) -> None:
+    def make(name: str) -> BaseStore:
+        sep = "&" if "?" in postgres_url else "?"
+        return PostgresStore(f"{postgres_url}{sep}schema={name}")
+
+    _check_same(make)
+
+
+class _FailsAt(BaseEmbedder):
+    """The hashing embedder, raising on the call that embeds ``bad`` (a model outage)."""
+
+    name, version = "hashing", "1"
+
+    def __init__(self, bad: str) -> None:
+        super().__init__()
+        self.inner, self.bad, self.dim = HashingEmbedder(), bad, HashingEmbedder().dim
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if self.bad in texts:
+            raise RuntimeError(f"embedding endpoint down at {self.bad!r}")
+        return self.inner.embed(texts)
+
+
+def _fresh_rows(kb: KnowledgeBaseV2) -> tuple[int, int, int, int, int]:
+    s = kb.store
+    n_vec = sum(len(s.load_vectors(collection_name(k))[0]) for k in (TASK_DESCRIPTION, ERROR))
+    return (s.count_nodes(), s.count_edges(), s.count_records("kg_attempt"), n_vec,
+            kb.graph.G.number_of_nodes())  # fmt: skip
+
+
+@pytest.mark.parametrize("failure", ["embedder", "constraint"])
+def test_failing_batch_rolls_back_completely(tmp_path: Path, failure: str) -> None:
+    items = _attempts(30, seed=5)
+    first, second = items[:20], items[20:]
+    bad = second[-1].task.get_task_information() if failure == "embedder" else "\x00never"
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), _FailsAt(bad))
+    kb.record_many(first)
+    before, state = _fresh_rows(kb), _state(kb)
+    if failure == "embedder":
+        with pytest.raises(RuntimeError, match="endpoint down"):
+            kb.record_many(second)
+    else:  # a real constraint violation at the last write of the batch: the records
+        assert isinstance(kb.store, SQLiteStore)
+        conn = kb.store._connection()
+        conn.execute("CREATE TRIGGER no_rec BEFORE INSERT ON records WHEN NEW.key LIKE "
+                     "'%t2_\x1f%' BEGIN SELECT RAISE(ABORT, 'refused'); END")  # fmt: skip
+        with pytest.raises(StoreError, match="refused"):
+            kb.record_many(second)
+        conn.execute("DROP TRIGGER no_rec")
+    assert _fresh_rows(kb) == before
+    assert _state(kb) == state  # store and in-memory lookups
+    kb.graph.collections[TASK_DESCRIPTION].embedder.inner.bad = "\x00never"  # type: ignore[attr-defined]
+    kb.record_many(second)  # the same batch again, now it works: as if never tried
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    ref.record_many(first)
+    ref.record_many(second)
+    assert _state(kb) == _state(ref)
+    assert _queries(kb) == _queries(ref)
+
+
+def test_each_vector_stored_once_and_found_by_the_cache(tmp_path: Path) -> None:
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), HashingEmbedder())
+    kb.record_many(_attempts(20, seed=1))
+    conn = kb.store._connection()  # type: ignore[attr-defined]
+    assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
+    n_vec = conn.execute("SELECT COUNT(*) FROM vectors WHERE text_sha256 IS NULL").fetchone()
+    assert n_vec[0] == 0
+    texts = [n.content for n in kb.store.iter_nodes(TASK_DESCRIPTION)]
+    again = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), HashingEmbedder())
+    col = again.graph.collections[TASK_DESCRIPTION]
+    found = col.embedder.embed(texts)  # another process: every text is a hit, none embedded
+    assert (col.embedder.hits, col.embedder.inner.calls) == (len(set(texts)), 0)
+    _ids, matrix, _ = kb.store.load_vectors(collection_name(TASK_DESCRIPTION))
+    assert np.array_equal(found, matrix[: len(texts)])
+
+
+def _gen(items: Sequence[AttemptInput]) -> Iterator[AttemptInput]:
+    yield from items
+
+
+def test_record_stream_keeps_committed_batches(tmp_path: Path) -> None:
+    items = _attempts(30, seed=2)
+    bad = items[25].task.get_task_information()
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), _FailsAt(bad))
+    with pytest.raises(RuntimeError):
+        kb.record_stream(_gen(items), batch_size=10)
+    assert kb.store.count_records("kg_attempt") in range(10, 30, 10)
+
+
+def _old_layout_copy(src: SQLiteStore, path: Path) -> None:
+    """A schema-2 file holding ``src``'s knowledge the old way: every vector also cached."""
+    import sqlite3
+
+    from costeer_lab.store._migrations import MIGRATIONS, migrate
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, str(path), MIGRATIONS[:2])
+    conn.execute("ATTACH DATABASE ? AS new", (src.path,))
+    for table, cols in (
+        ("nodes", "id, kind, content, attrs, created_at, updated_at"),
+        ("edges", "src, dst, kind, attrs, created_at"),
+        ("records", "kind, key, data, created_at, updated_at"),
+        ("collections", "name, version"),
+        ("vectors", "collection, item_id, embedder_id, dim, vector"),
+    ):
+        conn.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM new.{table}")
+    conn.execute(
+        "INSERT INTO main.embedding_cache SELECT embedder_id, text_sha256, dim, vector "
+        "FROM new.vectors"
+    )
+    conn.execute("DETACH DATABASE new")
+    conn.close()
+
+
+def test_old_layout_store_migrates_and_reads_the_same(tmp_path: Path) -> None:
+    items = _attempts(40, seed=7)
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    ref.record_many(items[:50])
+    assert isinstance(ref.store, SQLiteStore)
+    _old_layout_copy(ref.store, tmp_path / "old.db")
+    old = SQLiteStore(tmp_path / "old.db")  # opening migrates to schema 3
+    assert old.schema_version == 3
+    conn = old._connection()
+    assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
+    kb = KnowledgeBaseV2(old, HashingEmbedder())
+    assert _state(kb) == _state(ref)
+    assert _queries(kb) == _queries(ref)
+    col = kb.graph.collections[TASK_DESCRIPTION]
+    calls = col.embedder.inner.calls
+    col.embedder.embed([n.content for n in old.iter_nodes(TASK_DESCRIPTION)])
+    assert col.embedder.inner.calls == calls  # every migrated vector is found by the cache
+    old.snapshot("migrated")  # snapshots work on the migrated layout
+    kb.record_many(items[50:])
+    ref.record_many(items[50:])
+    assert _state(kb) == _state(ref)
+    assert old.diff("migrated").records("kg_attempt").added
+    old.rollback("migrated")
+    kb.reload()
+    back = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref2.db"), HashingEmbedder())
+    back.record_many(items[:50])
+    assert _state(kb) == _state(back)
+    for s in (ref.store, old, back.store):
+        s.close()
