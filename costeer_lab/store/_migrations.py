@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    1
+    2
     >>> read_schema_version(conn, ":memory:")
-    1
+    2
 """
 
 from __future__ import annotations
@@ -96,8 +96,16 @@ def _v1_initial(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _v2_collection_etag(conn: sqlite3.Connection) -> None:
+    """Version 2: ``collections.etag``, a random tag replaced on every write of a collection
+    (with its version: what a persisted FAISS index is checked against). Existing collections
+    get a random tag each."""
+    conn.execute("ALTER TABLE collections ADD COLUMN etag TEXT NOT NULL DEFAULT ''")
+    conn.execute("UPDATE collections SET etag = lower(hex(randomblob(8)))")
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_collection_etag)
 
 #: Schema version written by this code.
 SCHEMA_VERSION: int = len(MIGRATIONS)

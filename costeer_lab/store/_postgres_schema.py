@@ -112,8 +112,16 @@ def _v1_initial(conn: psycopg.Connection[tuple[object, ...]]) -> None:
             conn.execute(statement)
 
 
+def _v2_collection_etag(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 2: ``collections.etag``, a random tag replaced on every write of a collection
+    (with its version: what a persisted FAISS index is checked against). Existing collections
+    get a random tag each."""
+    conn.execute("ALTER TABLE collections ADD COLUMN etag text NOT NULL DEFAULT ''")
+    conn.execute("UPDATE collections SET etag = substr(md5(random()::text || name), 1, 16)")
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial,)
+PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial, _v2_collection_etag)
 
 #: Schema version written by this code.
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)
