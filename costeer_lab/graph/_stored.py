@@ -1,7 +1,8 @@
 """``KnowledgeGraph``: the typed graph held in a store, mirrored in memory as an ``nx.Graph``.
 
 The store (nodes / edges tables) is the source of truth; the networkx graph and the per-kind
-vector collections are derived views rebuilt when the graph is opened.
+vector collections are derived views. The vector indexes are loaded when the graph is opened
+(from their persisted files when fresh); the networkx graph is read on first use of ``G``.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ class KnowledgeGraph:
         embedded_kinds: node kinds with a vector collection.
         index_kinds: FAISS index kind (``"exact"`` or ``"hnsw"``) per node kind; default exact.
         index_kw: further index arguments (``hnsw_m``, ``ef_search``, …) of the HNSW ones.
-        load: read the graph from the store now (``False``: the caller calls :meth:`reload`
-            itself, once, when it is ready; the graph is empty until then).
+        load: read the graph from the store on first use of :attr:`G` (``False``: the caller
+            calls :meth:`reload` itself when it is ready; ``G`` is empty until then).
+        persist_indexes: keep each vector index in a file at the store's place for it
+            (:func:`~costeer_lab.index._location.index_file`), loaded on open when it matches
+            the store and written again by :meth:`checkpoint`.
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -61,11 +65,15 @@ class KnowledgeGraph:
         index_kinds: Mapping[str, str] | None = None,
         index_kw: Mapping[str, Any] | None = None,
         load: bool = True,
+        persist_indexes: bool = False,
     ) -> None:
         from costeer_lab.index import VectorCollection
 
         self.store = store
-        self.G: nx.Graph = nx.Graph()
+        self._G: nx.Graph | None = None if load else nx.Graph()
+        #: Called instead of :meth:`reload` on the first use of :attr:`G` (an owner that reads
+        #: more than the graph, such as ``KnowledgeBaseV2``, reads it all at once).
+        self.on_first_use: Callable[[], None] | None = None
         kinds = dict(index_kinds or {})
         self.collections: dict[str, VectorCollection] = {}
         for kind in embedded_kinds:
@@ -75,10 +83,34 @@ class KnowledgeGraph:
                 collection_name(kind),
                 embedder,
                 kind="hnsw" if hnsw else "exact",
+                persist=persist_indexes,
                 **(dict(index_kw or {}) if hnsw else {}),
             )
-        if load:
-            self.reload()
+
+    @property
+    def G(self) -> nx.Graph:
+        """The in-memory graph (node ids with their ``kind``, typed edges); read from the store
+        on first use."""
+        if self._G is None:
+            (self.on_first_use or self.reload)()
+            if self._G is None:  # a hook that did not read the graph
+                self.reload()
+            assert self._G is not None
+        return self._G
+
+    @G.setter
+    def G(self, graph: nx.Graph) -> None:
+        self._G = graph
+
+    @property
+    def loaded(self) -> bool:
+        """Whether :attr:`G` holds the graph (read, or started empty with ``load=False``)."""
+        return self._G is not None
+
+    def checkpoint(self) -> None:
+        """Write every persisted vector index that moved on since its file was written."""
+        for col in self.collections.values():
+            col.checkpoint()
 
     def reload(self) -> None:
         """Rebuild the in-memory graph from the store.
@@ -93,7 +125,7 @@ class KnowledgeGraph:
         G = nx.Graph()
         G.add_nodes_from((nid, {"kind": kind}) for nid, kind in self.store.iter_node_kinds())
         G.add_edges_from(edges)
-        self.G = G
+        self._G = G
 
     # -- writes ------------------------------------------------------------------------------
     def add_nodes(self, items: Iterable[tuple[str, str, dict[str, Any]]]) -> list[str]:

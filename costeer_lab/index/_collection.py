@@ -1,11 +1,14 @@
 """``VectorCollection``: texts in, similar ids out — store vectors, a cached embedder and an index.
 
 The store's vector collection is the source of truth; the :class:`FaissIndex` is a derived view
-that is loaded from ``index_path`` when fresh and rebuilt from the store otherwise.
+that is loaded from ``index_path`` when fresh and rebuilt from the store otherwise. Freshness is
+the collection's ``(version, etag)`` (:meth:`~costeer_lab.store.BaseStore.collection_state`),
+which every write replaces: a file is reused only for exactly the store state it was saved at.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,19 +19,29 @@ import numpy.typing as npt
 from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space, text_sha256
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.index._faiss import FaissIndex, IndexKind
+from costeer_lab.index._location import index_file
 from costeer_lab.index._result import SearchResult
 from costeer_lab.index._validate import Filter, check_ids, normalize_rows
 from costeer_lab.store import BaseStore
 
 __all__ = ["VectorCollection"]
 
+_log = logging.getLogger(__name__)
+
 
 class VectorCollection:
     """A named vector collection of a store, searchable by text through a FAISS index.
 
     Writes go to the store first (one transaction), then to the in-memory index. Before each
-    search (when ``sync_on_search``) the store's collection version is compared with the index's,
+    search (when ``sync_on_search``) the store's collection state is compared with the index's,
     and the index is rebuilt if another process or store object changed the collection.
+
+    Persistence (``index_path``, or ``persist=True`` for the store's own place, see
+    :func:`~costeer_lab.index._location.index_file`): on open the file is loaded when it matches
+    the store's collection state, else the index is rebuilt from the store and the file replaced
+    atomically. Writes update the in-memory index only (the file, saved at an older state, is
+    then stale and never trusted); :meth:`checkpoint` writes it again. A read-only store's file
+    is read, never written.
 
     Args:
         store: the store holding the collection.
@@ -37,7 +50,9 @@ class VectorCollection:
             ``store``) unless it is one already.
         kind: ``"exact"`` or ``"hnsw"`` index.
         index_path: where the index is persisted (:meth:`save`); loaded on open when fresh.
-        sync_on_search: check the store's collection version before every search.
+        persist: with no ``index_path``, persist the index at the store's place for it
+            (beside a SQLite file; in the cache directory for PostgreSQL; nowhere in memory).
+        sync_on_search: check the store's collection state before every search.
         index_kw: further :class:`FaissIndex` arguments (``hnsw_m``, ``ef_search``, …).
 
     Raises:
@@ -61,6 +76,7 @@ class VectorCollection:
         *,
         kind: IndexKind = "exact",
         index_path: str | Path | None = None,
+        persist: bool = False,
         sync_on_search: bool = True,
         **index_kw: Any,
     ) -> None:
@@ -72,13 +88,19 @@ class VectorCollection:
             embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder, store)
         )
         self.kind: IndexKind = kind
+        if index_path is None and persist:
+            index_path = index_file(store, name, kind)
         self.index_path = None if index_path is None else Path(index_path)
         self.sync_on_search = sync_on_search
         self._index_kw = dict(index_kw)
+        #: Collection state the file at ``index_path`` holds (``None``: unknown / none).
+        self.saved_state: tuple[int, str] | None = None
         info = store.collection_info(name)
         if info is not None:
             check_same_space(info[0], info[1], self.embedder.id, self.embedder.dim)
         self.index: FaissIndex = self._open_index(self.index_path)
+        if self.index.origin == "loaded" or (self.index_path and self._may_save):
+            self.saved_state = self.state
 
     def __len__(self) -> int:
         return len(self.index)
@@ -133,9 +155,9 @@ class VectorCollection:
         tags: list[str | None] = [h if ok else None for h, ok in zip(hashes, same, strict=True)]
         with self.store.transaction():
             self.store.lock_for_update()  # no other writer between "before" and "after"
-            before = self.store.collection_version(self.name)
+            before = self.store.collection_state(self.name)
             self.store.put_vectors(self.name, self.embedder.id, id_list, vectors, text_hashes=tags)
-            after = self.store.collection_version(self.name)
+            after = self.store.collection_state(self.name)
         self._follow(before, after, lambda: self.index.upsert(id_list, vectors))
 
     def remove(self, ids: Collection[str]) -> int:
@@ -147,9 +169,9 @@ class VectorCollection:
             return 0
         with self.store.transaction():
             self.store.lock_for_update()  # no other writer between "before" and "after"
-            before = self.store.collection_version(self.name)
+            before = self.store.collection_state(self.name)
             removed = self.store.delete_vectors(self.name, id_list)
-            after = self.store.collection_version(self.name)
+            after = self.store.collection_state(self.name)
         self._follow(before, after, lambda: self.index.remove(id_list))
         return removed
 
@@ -176,13 +198,25 @@ class VectorCollection:
         return self.index.search(vector, k, filter=filter, embedder_id=self.embedder.id)
 
     # -- index lifecycle ---------------------------------------------------------------------
+    @property
+    def state(self) -> tuple[int, str] | None:
+        """The collection state (``(version, etag)``) the in-memory index reflects."""
+        version, etag = self.index.source_version, self.index.source_etag
+        return None if version is None or etag is None else (version, etag)
+
     def sync(self, *, only_if_enabled: bool = False) -> bool:
-        """Rebuild the index if the store's collection changed since; returns True if rebuilt."""
+        """Rebuild the index if the store's collection changed since; returns True if rebuilt.
+
+        A persisted file that matches the store's new state (another process saved it) is
+        loaded instead of rebuilding; a rebuilt index is saved by the next :meth:`checkpoint`.
+        """
         if only_if_enabled and not self.sync_on_search:
             return False
-        if self.store.collection_version(self.name) == self.index.source_version:
+        if self.store.collection_state(self.name) == self.state:
             return False
-        self.index = self._open_index(None)
+        self.index = self._open_index(self.index_path, save=False)
+        if self.index.origin == "loaded":
+            self.saved_state = self.state
         return True
 
     def save(self, path: str | Path | None = None) -> Path | None:
@@ -190,23 +224,51 @@ class VectorCollection:
         target = Path(path) if path is not None else self.index_path
         if target is not None:
             self.index.save(target)
+            if target == self.index_path:
+                self.saved_state = self.state
         return target
 
-    def _open_index(self, path: Path | None) -> FaissIndex:
+    def checkpoint(self) -> bool:
+        """Write the index to ``index_path`` if it moved on since the file was written (writes
+        made through this object, or a rebuild); returns True if it wrote. Atomic: a reader
+        sees the old file or the new one. Nothing happens without ``index_path``, on a
+        read-only store, or when the in-memory index lags behind the store (the next open
+        rebuilds then)."""
+        if self.index_path is None or not self._may_save or self.state == self.saved_state:
+            return False
+        if self.store.collection_state(self.name) != self.state:
+            return False  # another writer moved on: this index is not the store's state
+        try:
+            self.save()
+        except OSError as exc:  # a cache that cannot be written costs a rebuild, not the run
+            _log.warning(
+                "could not save the index of %r to %s: %s", self.name, self.index_path, exc
+            )
+            return False
+        return True
+
+    @property
+    def _may_save(self) -> bool:
+        return not getattr(self.store, "read_only", False)
+
+    def _open_index(self, path: Path | None, *, save: bool = True) -> FaissIndex:
         return FaissIndex.from_store(
             self.store,
             self.name,
             path=path,
             kind=self.kind,
+            save=save and self._may_save,
             dim=self.embedder.dim,
             embedder_id=self.embedder.id,
             **self._index_kw,
         )
 
-    def _follow(self, before: int, after: int, apply: Callable[[], object]) -> None:
+    def _follow(
+        self, before: tuple[int, str], after: tuple[int, str], apply: Callable[[], object]
+    ) -> None:
         """Mirror a store write in the index, or rebuild if the index had fallen behind."""
-        if before == self.index.source_version:
+        if before == self.state:
             apply()
-            self.index.source_version = after
+            self.index.source_version, self.index.source_etag = after
         else:
             self.index = self._open_index(None)

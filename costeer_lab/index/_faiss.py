@@ -125,6 +125,10 @@ class FaissIndex:
         #: Store collection and its version this index reflects (set by :meth:`from_store`).
         self.source_collection: str | None = None
         self.source_version: int | None = None
+        #: The collection's etag at that version (see ``BaseStore.collection_state``).
+        self.source_etag: str | None = None
+        #: Why a persisted file was rejected when this index was rebuilt (``None``: it was not).
+        self.load_error: str | None = None
         #: How this object was obtained (see :data:`Origin`).
         self.origin: Origin = "new"
         self._label_of: dict[str, int] = {}
@@ -335,14 +339,18 @@ class FaissIndex:
         *,
         path: str | Path | None = None,
         kind: IndexKind = "exact",
+        save: bool = True,
         **kw: Any,
     ) -> FaissIndex:
-        """Load the index at ``path`` if it is fresh for ``store``'s ``collection``, else rebuild.
+        """Load the index at ``path`` if it is fresh for ``store``'s ``collection``, else rebuild
+        (and save it to ``path`` when ``save``).
 
         See :func:`costeer_lab.index._store_io.index_from_store`; the returned index's
         :attr:`origin` says whether it was ``"loaded"``, ``"rebuilt"`` or ``"empty"``.
         """
-        return _store_io.index_from_store(cls, store, collection, path=path, kind=kind, **kw)
+        return _store_io.index_from_store(
+            cls, store, collection, path=path, kind=kind, save=save, **kw
+        )
 
     def export_rows(self) -> tuple[Any, list[str], list[int], int]:
         """What an index file stores besides the settings: the faiss index, the live ids and

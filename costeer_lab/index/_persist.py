@@ -24,7 +24,7 @@ from costeer_lab.errors import VectorIndexError
 
 __all__ = ["FORMAT_VERSION", "decode_index_file", "encode_index_file"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header holds the collection's etag
 _MAGIC = b"CLVIDX01"
 _PREFIX = len(_MAGIC) + 32 + 8
 
@@ -33,9 +33,9 @@ def encode_index_file(header: dict[str, Any], payload: bytes) -> bytes:
     """Return the bytes of an index file holding ``header`` (JSON) and ``payload``.
 
     Example:
-        >>> data = encode_index_file({"format": 1}, b"xyz")
+        >>> data = encode_index_file({"format": FORMAT_VERSION}, b"xyz")
         >>> decode_index_file(data, "<mem>")
-        ({'format': 1}, b'xyz')
+        ({'format': 2}, b'xyz')
     """
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     body = struct.pack("<Q", len(head)) + head + payload

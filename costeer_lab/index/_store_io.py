@@ -6,6 +6,7 @@ passed in, so this module does not import ``_faiss`` at run time (``_faiss`` imp
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["index_from_store", "load_index", "save_index"]
 
 _PARAMS = ("hnsw_m", "ef_construction", "ef_search")
+_log = logging.getLogger(__name__)
 
 
 def save_index(index: FaissIndex, path: str | Path) -> None:
@@ -36,6 +38,7 @@ def save_index(index: FaissIndex, path: str | Path) -> None:
         "params": {name: getattr(index, name) for name in _PARAMS},
         "collection": index.source_collection,
         "collection_version": index.source_version,
+        "collection_etag": index.source_etag,
         "ntotal": int(raw.ntotal),
         "next_label": next_label,
         "ids": ids,
@@ -63,6 +66,9 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
         ids, labels = header["ids"], header["labels"]
         ntotal, next_label = header["ntotal"], header["next_label"]
         collection, version = header["collection"], header["collection_version"]
+        etag = header["collection_etag"]
+        if not (isinstance(version, int | None) and isinstance(etag, str | None)):
+            raise VectorIndexError("collection_version / collection_etag have the wrong types")
         if not (isinstance(ids, list) and isinstance(labels, list) and len(ids) == len(labels)):
             raise VectorIndexError("ids and labels are not lists of equal length")
         if not all(isinstance(s, str) for s in ids) or len(set(ids)) != len(ids):
@@ -80,6 +86,7 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     _check_faiss(raw, index, ntotal, labels, next_label, source)
     index.import_rows(raw, ids, labels, next_label)
     index.source_collection, index.source_version = collection, version
+    index.source_etag = etag
     index.origin = "loaded"
     return index
 
@@ -109,16 +116,20 @@ def index_from_store(
     *,
     path: str | Path | None = None,
     kind: IndexKind = "exact",
+    save: bool = True,
     **kw: Any,
 ) -> FaissIndex:
-    """Load ``path`` if it is fresh for ``collection`` in ``store``, else rebuild and save it.
+    """Load ``path`` if it is fresh for ``collection`` in ``store``, else rebuild (and save it
+    there atomically when ``save``).
 
-    Fresh means: readable and uncorrupted, same kind, same collection name and version as
-    ``store.collection_version(collection)``, same ``(embedder_id, dim)`` as
+    Fresh means: readable and uncorrupted, same kind, same collection name and state (version
+    and etag) as ``store.collection_state(collection)``, same ``(embedder_id, dim)`` as
     ``store.collection_info(collection)``, and the same HNSW build parameters when given in
     ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
     ``store.load_vectors(collection)``. The result's ``origin`` is ``"loaded"``, ``"rebuilt"`` or
-    ``"empty"`` (the collection holds no vectors; an empty index is built).
+    ``"empty"`` (the collection holds no vectors; an empty index is built). A file that exists
+    but cannot be trusted (corrupt, truncated, not an index) is never used: the rebuilt index's
+    ``load_error`` names the defect, which is also logged as a warning.
 
     Args:
         kw: :class:`FaissIndex` arguments (``dim``, ``embedder_id``, ``hnsw_m``, …). ``dim`` is
@@ -129,7 +140,7 @@ def index_from_store(
         EmbedderMismatchError: ``kw`` names another embedder id or dimension than the collection.
         InvalidInputError: the collection is empty and no ``dim`` was given.
     """
-    version = store.collection_version(collection)
+    version, etag = store.collection_state(collection)
     info = store.collection_info(collection)
     want_dim, want_emb = kw.get("dim"), kw.get("embedder_id")
     if info is not None:
@@ -142,28 +153,35 @@ def index_from_store(
             raise EmbedderMismatchError(
                 f"collection {collection!r} holds vectors of dimension {info[1]}, not {want_dim}"
             )
+    load_error = None
     if path is not None and Path(path).exists():
         try:
             loaded = load_index(path, cls)
-        except VectorIndexError:
-            loaded = None
-        if loaded is not None and _is_fresh(loaded, collection, version, info, kind, kw):
+        except VectorIndexError as exc:
+            loaded, load_error = None, str(exc)
+            _log.warning("rejected the persisted index (rebuilding it from the store): %s", exc)
+        if loaded is not None and _is_fresh(loaded, collection, (version, etag), info, kind, kw):
             return loaded
     index = _rebuild(cls, store, collection, version, kind, kw)
-    if path is not None:
-        save_index(index, path)
+    index.source_etag, index.load_error = etag, load_error
+    if path is not None and save:
+        try:
+            save_index(index, path)
+        except OSError as exc:  # a cache that cannot be written costs a rebuild, not the open
+            _log.warning("could not save the rebuilt index to %s: %s", path, exc)
     return index
 
 
 def _is_fresh(
     index: FaissIndex,
     collection: str,
-    version: int,
+    state: tuple[int, str],
     info: tuple[str, int] | None,
     kind: IndexKind,
     kw: dict[str, Any],
 ) -> bool:
-    if (index.kind, index.source_collection, index.source_version) != (kind, collection, version):
+    held = (index.kind, index.source_collection, index.source_version, index.source_etag)
+    if held != (kind, collection, *state):
         return False
     if info is None:
         if len(index) or (kw.get("dim") is not None and kw["dim"] != index.dim):

@@ -2,11 +2,14 @@
 
 Each attempt is a ``kg_attempt`` record (the durable event log); the graph nodes/edges and the
 in-memory lookups (task → attempts, task description → success, component → solved task
-descriptions as integer postings, error → fixes) are rebuilt from the store when the KB is opened.
+descriptions as integer postings, error → fixes) are rebuilt from the store on first use, not
+when the KB is opened: an open loads the vector indexes (from their persisted files when they
+match the store) and nothing else.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -14,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from costeer_lab.embed import BaseEmbedder
-from costeer_lab.errors import InvalidInputError
+from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.graph import (
     COMPONENT,
     ERROR,
@@ -45,6 +48,8 @@ _ID_MEMO = 65_536
 
 __all__ = ["ATTEMPT_KIND", "GROUND_TRUTH", "Attempt", "AttemptInput", "Fix", "KnowledgeBaseV2"]
 
+_log = logging.getLogger(__name__)
+
 
 class KnowledgeBaseV2(KBSnapshotsMixin):
     """The graph knowledge base: typed nodes linked as the CoSTEER method describes.
@@ -64,6 +69,15 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         index_kind: FAISS index of the task-description collection (``exact`` or ``hnsw``;
             the component and error collections, which stay small, are always exact).
         index_kw: HNSW parameters (``hnsw_m``, ``ef_construction``, ``ef_search``).
+        persist_indexes: keep the vector indexes in files at the store's place for them (beside
+            a SQLite file, in the cache directory for PostgreSQL; see
+            :func:`~costeer_lab.index._location.index_file`), reused on open when they match the
+            store's collection state and written again by :meth:`checkpoint` and :meth:`close`.
+
+    Opening reads no graph and no attempt record: the networkx graph and the lookups
+    (:attr:`task_td`, :attr:`attempts`, :attr:`success`, :attr:`solved`,
+    :attr:`error_fixes`) are read from the store on first use, all together (:meth:`reload`),
+    and a write reads them first.
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -97,6 +111,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         extractor: ComponentExtractor | None = None,
         index_kind: str = "exact",
         index_kw: Mapping[str, Any] | None = None,
+        persist_indexes: bool = True,
     ) -> None:
         self.store = store
         self.extractor: ComponentExtractor = extractor or BuiltinComponentExtractor()
@@ -106,16 +121,25 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             (TASK_DESCRIPTION, COMPONENT, ERROR),
             index_kinds={TASK_DESCRIPTION: index_kind},
             index_kw=index_kw,
-            load=False,  # read once, by reload() below, after the attempt records
+            persist_indexes=persist_indexes,
         )
+        self.graph.on_first_use = self._ensure_loaded  # graph and lookups are read together
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._ids: dict[tuple[str, str], str] = {}
-        self.reload()
+        self._loaded = False
+        self._closed = False
+        self._task_td: dict[str, str] = {}
+        self._attempts: dict[tuple[str, str], list[Attempt]] = {}
+        self._success: dict[str, Success] = {}
+        self._solved = SuccessIndex()
+        self._error_fixes: dict[str, list[Fix]] = {}
+        self._task_runs: dict[str, list[str]] = {}
+        self._applied: set[str] = set()
 
     # -- in-memory lookups ---------------------------------------------------------------------
     def reload(self) -> None:
-        """Rebuild the graph and every lookup from the store.
+        """Rebuild the graph and every lookup from the store (done on first use otherwise).
 
         The attempt records are read first, the graph after them: every node and edge a record
         refers to was committed before the record, so the graph read later holds it even while
@@ -123,16 +147,56 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         """
         records = list(self.store.iter_records(ATTEMPT_KIND))
         self.graph.reload()
-        self.task_td: dict[str, str] = {}
-        self.attempts: dict[tuple[str, str], list[Attempt]] = {}
-        self.success: dict[str, Success] = {}
+        self._task_td = {}
+        self._attempts = {}
+        self._success = {}
         #: Solved task descriptions as ordinals, with component postings (component query).
-        self.solved = SuccessIndex()
-        self.error_fixes: dict[str, list[Fix]] = {}
-        self._task_runs: dict[str, list[str]] = {}
-        self._applied: set[str] = set()
+        self._solved = SuccessIndex()
+        self._error_fixes = {}
+        self._task_runs = {}
+        self._applied = set()
+        self._loaded = True
         for key, data in records:
             self._apply(key, data)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the graph and the lookups have been read (first use, or :meth:`reload`)."""
+        return self._loaded
+
+    def _ensure_loaded(self) -> None:
+        if not self._loaded:
+            self.reload()
+
+    @property
+    def task_td(self) -> dict[str, str]:
+        """Task id → task-description node id."""
+        self._ensure_loaded()
+        return self._task_td
+
+    @property
+    def attempts(self) -> dict[tuple[str, str], list[Attempt]]:
+        """``(run id, task id)`` → attempts, oldest first."""
+        self._ensure_loaded()
+        return self._attempts
+
+    @property
+    def success(self) -> dict[str, Success]:
+        """Task-description node id → its success (first success node, provenance, runs)."""
+        self._ensure_loaded()
+        return self._success
+
+    @property
+    def solved(self) -> SuccessIndex:
+        """Solved task descriptions as ordinals, with their component postings."""
+        self._ensure_loaded()
+        return self._solved
+
+    @property
+    def error_fixes(self) -> dict[str, list[Fix]]:
+        """Error node id → fixes (a failed trace that hit it and the success that followed)."""
+        self._ensure_loaded()
+        return self._error_fixes
 
     def _apply(self, key: str, d: dict[str, Any]) -> None:
         """Fold one attempt record into the lookups.
@@ -145,7 +209,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             return
         self._applied.add(key)
         task_id, td, run = d["task_id"], d["td"], d["run_id"]
-        self.task_td[task_id] = td
+        self._task_td[task_id] = td
         if d.get("trace"):
             att = Attempt(
                 int(d["attempt"]),
@@ -155,20 +219,20 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
                 d.get("score"),
                 tuple((fp, line) for fp, line in d.get("errors", [])),
             )
-            self.attempts.setdefault((run, task_id), []).append(att)
+            self._attempts.setdefault((run, task_id), []).append(att)
             self._task_runs.setdefault(task_id, []).append(run)
-            done = self.success.get(td)
+            done = self._success.get(td)
             if not att.succeeded and done is not None and att.errors:
                 self._link_fixes([att], done, td)
         if not d["succeeded"]:
             return
-        entry = self.success.get(td)
+        entry = self._success.get(td)
         if entry is None:
-            entry = self.success[td] = Success(d["success"], d["provenance"])
-            self.solved.add(td, neighbors_within(self.graph.G, td, 1, COMPONENT))
+            entry = self._success[td] = Success(d["success"], d["provenance"])
+            self._solved.add(td, neighbors_within(self.graph.G, td, 1, COMPONENT))
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
-                a for r in runs for a in self.attempts.get((r, task_id), ()) if not a.succeeded
+                a for r in runs for a in self._attempts.get((r, task_id), ()) if not a.succeeded
             ]
             self._link_fixes(failed, entry, td)
         elif d["provenance"] == GROUND_TRUTH:
@@ -179,7 +243,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
     def _link_fixes(self, failed: Sequence[Attempt], entry: Success, td: str) -> None:
         for a in failed:
             for fp, line in a.errors:
-                self.error_fixes.setdefault(self._error_id(fp), []).append(
+                self._error_fixes.setdefault(self._error_id(fp), []).append(
                     Fix(fp, line, a.trace, entry.node, td)
                 )
 
@@ -363,7 +427,23 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
     #: Whether :meth:`close` closes the store (set by ``open_kb`` when it opened the store).
     owns_store = False
 
+    def checkpoint(self) -> None:
+        """Write the persisted vector indexes that moved on since their files were written
+        (atomically; the next open then loads them instead of rebuilding)."""
+        self.graph.checkpoint()
+
     def close(self) -> None:
-        """Close the store if this KB opened it (``open_kb`` from a URL); idempotent."""
+        """Write the persisted indexes (:meth:`checkpoint`), then close the store if this KB
+        opened it (``open_kb`` from a URL); idempotent.
+
+        An index that cannot be written (its store already closed by the caller) is logged
+        and left stale: the next open rebuilds it from the store.
+        """
+        if not self._closed:
+            self._closed = True
+            try:
+                self.checkpoint()
+            except StoreError as exc:
+                _log.warning("knowledge base closed without saving its indexes: %s", exc)
         if self.owns_store:
             self.store.close()

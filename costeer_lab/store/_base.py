@@ -51,8 +51,9 @@ class BaseStore(abc.ABC):
       :class:`~costeer_lab.errors.SchemaVersionError`; older versions are migrated in place.
     * **Vector collections.** A collection holds vectors of exactly one embedder id and dimension;
       writing another raises :class:`~costeer_lab.errors.EmbedderMismatchError` naming both. Every
-      change to a collection increments its version (:meth:`collection_version`), which lets
-      derived indexes detect that they are stale.
+      change to a collection increments its version (:meth:`collection_version`) and replaces
+      its random tag (:meth:`collection_state`), which lets derived indexes detect that they
+      are stale.
     """
 
     #: URL the store was opened from (``sqlite:///path``, ``sqlite:///:memory:``, ``postgresql://…``).
@@ -225,6 +226,26 @@ class BaseStore(abc.ABC):
     @abc.abstractmethod
     def collection_version(self, collection: str) -> int:
         """A counter that increases with every change to the collection (0 when never written)."""
+
+    def collection_state(self, collection: str) -> tuple[int, str]:
+        """``(version, etag)`` of a collection: its :meth:`collection_version` and a random tag
+        replaced by every write (``(0, "")`` when never written). One cheap read.
+
+        Two states are equal only if the collection went through the same write history, so a
+        derived index saved at one state is exactly valid for it (a file recreated at the same
+        path, or a branch rolled back and written again, gets new tags). This default, for a
+        backend without tags, returns an empty tag: indexes are then matched by version only.
+
+        Example:
+            >>> import numpy as np
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
+            >>> version, etag = s.collection_state("c")
+            >>> version == s.collection_version("c"), len(etag)
+            (True, 16)
+        """
+        return self.collection_version(collection), ""
 
     @abc.abstractmethod
     def collection_info(self, collection: str) -> tuple[str, int] | None:

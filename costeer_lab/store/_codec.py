@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "dumps_json",
     "encode_vector",
     "loads_json",
+    "new_etag",
 ]
 
 _LE_F32 = np.dtype("<f4")
@@ -54,6 +56,21 @@ def dumps_json(value: Any, *, what: str) -> str:
 def loads_json(text: str) -> Any:
     """Parse JSON written by :func:`dumps_json` (returns fresh objects)."""
     return json.loads(text)
+
+
+def new_etag() -> str:
+    """A random tag for a new state of a vector collection (16 hex digits).
+
+    Every write to a collection stores a fresh one beside its version counter, so two different
+    write histories never share a ``(version, etag)`` pair (a store file recreated at the same
+    path, a rolled-back branch) and a persisted index can be matched against the store exactly.
+
+    Example:
+        >>> a, b = new_etag(), new_etag()
+        >>> len(a), a != b
+        (16, True)
+    """
+    return secrets.token_hex(8)
 
 
 def check_str(value: object, what: str) -> str:

@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    3
+    4
     >>> read_schema_version(conn, ":memory:")
-    3
+    4
 """
 
 from __future__ import annotations
@@ -111,8 +111,24 @@ def _v3_vectors_once(conn: sqlite3.Connection) -> None:
     install_sqlite_snapshots(conn)  # snap_vectors gets the column; triggers list it
 
 
+def _v4_collection_etag(conn: sqlite3.Connection) -> None:
+    """Version 4: ``collections.etag``, a random tag replaced on every write of a collection
+    (with its version: what a persisted FAISS index is checked against). Existing collections
+    get a random tag each; the snapshot log's copy of the table gets the column."""
+    for event in ("insert", "update", "delete"):  # the new tags are not a change to log
+        conn.execute(f"DROP TRIGGER IF EXISTS snap_collections_{event}")
+    conn.execute("ALTER TABLE collections ADD COLUMN etag TEXT NOT NULL DEFAULT ''")
+    conn.execute("UPDATE collections SET etag = lower(hex(randomblob(8)))")
+    install_sqlite_snapshots(conn)
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_snapshots, _v3_vectors_once)
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial,
+    _v2_snapshots,
+    _v3_vectors_once,
+    _v4_collection_etag,
+)
 
 #: Schema version written by this code.
 SCHEMA_VERSION: int = len(MIGRATIONS)

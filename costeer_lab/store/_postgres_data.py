@@ -29,6 +29,7 @@ from costeer_lab.store._codec import (
     dumps_json,
     encode_vector,
     loads_json,
+    new_etag,
 )
 from costeer_lab.store._postgres_search import (
     OPS,
@@ -139,9 +140,10 @@ class PostgresDataMixin(PostgresSearchMixin):
 
     def _bump(self, collection: str) -> None:
         self._connection().execute(
-            "INSERT INTO collections (name, version) VALUES (%s, 1) "
-            "ON CONFLICT (name) DO UPDATE SET version = collections.version + 1",
-            (collection,),
+            "INSERT INTO collections (name, version, etag) VALUES (%s, 1, %s) "
+            "ON CONFLICT (name) DO UPDATE SET version = collections.version + 1, "
+            "etag = excluded.etag",
+            (collection, new_etag()),
         )
 
     def _ensure_index(self, collection: str, dim: int) -> None:
@@ -212,6 +214,11 @@ class PostgresDataMixin(PostgresSearchMixin):
         check_str(collection, "collection")
         rows = self._rows("SELECT version FROM collections WHERE name = %s", (collection,))
         return int(rows[0][0]) if rows else 0
+
+    def collection_state(self, collection: str) -> tuple[int, str]:
+        check_str(collection, "collection")
+        rows = self._rows("SELECT version, etag FROM collections WHERE name = %s", (collection,))
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
 
     def collection_info(self, collection: str) -> tuple[str, int] | None:
         check_str(collection, "collection")

@@ -17,7 +17,7 @@ test that opens a database of the previous version. Keep it in step with the SQL
 
 Example:
     >>> PG_SCHEMA_VERSION
-    2
+    4
 """
 
 from __future__ import annotations
@@ -129,8 +129,23 @@ def _v3_vectors_once(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     install_postgres_snapshots(conn)  # snap_vectors gets the column; the trigger lists it
 
 
+def _v4_collection_etag(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 4: ``collections.etag``, a random tag replaced on every write of a collection
+    (with its version: what a persisted FAISS index is checked against). Existing collections
+    get a random tag each; the snapshot log's copy of the table gets the column."""
+    conn.execute("DROP TRIGGER IF EXISTS snap_log ON collections")
+    conn.execute("ALTER TABLE collections ADD COLUMN etag text NOT NULL DEFAULT ''")
+    conn.execute("UPDATE collections SET etag = substr(md5(random()::text || name), 1, 16)")
+    install_postgres_snapshots(conn)
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
-PG_MIGRATIONS: tuple[PgMigration, ...] = (_v1_initial, _v2_snapshots, _v3_vectors_once)
+PG_MIGRATIONS: tuple[PgMigration, ...] = (
+    _v1_initial,
+    _v2_snapshots,
+    _v3_vectors_once,
+    _v4_collection_etag,
+)
 
 #: Schema version written by this code.
 PG_SCHEMA_VERSION: int = len(PG_MIGRATIONS)

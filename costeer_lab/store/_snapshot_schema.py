@@ -26,7 +26,7 @@ Example:
     >>> from costeer_lab.store._migrations import migrate
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    3
+    4
     >>> sorted(r[0] for r in conn.execute(
     ...     "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'snap_*'"))
     ['snap_collections', 'snap_edges', 'snap_nodes', 'snap_records', 'snap_vectors']

@@ -25,6 +25,7 @@ from costeer_lab.store._codec import (
     dumps_json,
     encode_vector,
     loads_json,
+    new_etag,
 )
 from costeer_lab.store._rows import vector_input
 from costeer_lab.store._sqlite_base import SQLiteBase, id_list
@@ -112,9 +113,9 @@ class SQLiteDataMixin(SQLiteBase):
 
     def _bump(self, collection: str) -> None:
         self._connection().execute(
-            "INSERT INTO collections (name, version) VALUES (?, 1) "
-            "ON CONFLICT(name) DO UPDATE SET version = version + 1",
-            (collection,),
+            "INSERT INTO collections (name, version, etag) VALUES (?, 1, ?) "
+            "ON CONFLICT(name) DO UPDATE SET version = version + 1, etag = excluded.etag",
+            (collection, new_etag()),
         )
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
@@ -148,6 +149,11 @@ class SQLiteDataMixin(SQLiteBase):
         check_str(collection, "collection")
         rows = self._rows("SELECT version FROM collections WHERE name = ?", (collection,))
         return int(rows[0][0]) if rows else 0
+
+    def collection_state(self, collection: str) -> tuple[int, str]:
+        check_str(collection, "collection")
+        rows = self._rows("SELECT version, etag FROM collections WHERE name = ?", (collection,))
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
 
     def collection_info(self, collection: str) -> tuple[str, int] | None:
         check_str(collection, "collection")

@@ -88,6 +88,23 @@ class DataStoreTests:
         assert store.load_vectors("c")[0] == ["b", "c"]
         assert store.collection_version("other") == 0  # collections are independent
 
+    def test_collection_state_changes_with_every_write_only(self, store: BaseStore) -> None:
+        eye = np.eye(3, dtype=np.float32)
+        assert store.collection_state("c") == (0, "")
+        store.put_vectors("c", "e@1:3", ["a"], eye[:1])
+        s1 = store.collection_state("c")
+        assert s1[0] == store.collection_version("c") and s1[1]
+        assert store.collection_state("c") == s1  # reading changes nothing
+        assert store.delete_vectors("c", ["zz"]) == 0
+        assert store.collection_state("c") == s1  # no change, same state
+        store.put_vectors("c", "e@1:3", ["a"], eye[:1])  # the same vector again is a write
+        s2 = store.collection_state("c")
+        assert s2[0] > s1[0] and s2[1] != s1[1]
+        assert store.delete_vectors("c", ["a"]) == 1
+        s3 = store.collection_state("c")
+        assert s3[0] > s2[0] and s3[1] not in (s1[1], s2[1])
+        assert store.collection_state("other") == (0, "")
+
     def test_vector_embedder_mismatch_names_both(self, store: BaseStore) -> None:
         store.put_vectors("c", "hashing@1:4", ["a"], np.ones((1, 4), dtype=np.float32))
         version = store.collection_version("c")

@@ -54,7 +54,7 @@ def test_empty_index_round_trip(tmp_path: Path) -> None:
 def test_file_has_no_pickle(tmp_path: Path, vecs: Vecs) -> None:
     _built("exact", vecs).save(tmp_path / "x.idx")
     data = (tmp_path / "x.idx").read_bytes()
-    assert data.startswith(b"CLVIDX01") and b'"format":1' in data[:200]
+    assert data.startswith(b"CLVIDX01") and b'"format":2' in data[:200]
     assert b"\x80\x04\x95" not in data[:100]  # no pickle protocol-4 frame
 
 

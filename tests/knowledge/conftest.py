@@ -23,3 +23,16 @@ def kb(store: BaseStore) -> KnowledgeBaseV2:
     out = open_kb(store=store, version="v2", embedder="hashing")
     assert isinstance(out, KnowledgeBaseV2)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _index_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Persisted indexes of PostgreSQL KBs go to the cache directory: a temporary one here
+    (also for worker processes, which inherit the environment), never the user's."""
+    from costeer_lab.settings import get_settings
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COSTEER_LAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+        get_settings.cache_clear()
+        yield
+    get_settings.cache_clear()

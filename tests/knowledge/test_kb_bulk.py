@@ -18,7 +18,7 @@ from costeer_lab.graph import COMPONENT, ERROR, TASK_DESCRIPTION, collection_nam
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, AttemptInput
 from costeer_lab.records import SingleFeedback, Task, Workspace
-from costeer_lab.store import BaseStore, PostgresStore, SQLiteStore
+from costeer_lab.store import SCHEMA_VERSION, BaseStore, PostgresStore, SQLiteStore
 
 ERRS = ("KeyError: 'close'", "ZeroDivisionError: division by zero", "NameError: name 'x'")
 
@@ -245,8 +245,8 @@ def test_old_layout_store_migrates_and_reads_the_same(tmp_path: Path) -> None:
     ref.record_many(items[:50])
     assert isinstance(ref.store, SQLiteStore)
     _old_layout_copy(ref.store, tmp_path / "old.db")
-    old = SQLiteStore(tmp_path / "old.db")  # opening migrates to schema 3
-    assert old.schema_version == 3
+    old = SQLiteStore(tmp_path / "old.db")  # opening migrates to the current schema
+    assert old.schema_version == SCHEMA_VERSION
     conn = old._connection()
     assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
     kb = KnowledgeBaseV2(old, HashingEmbedder())

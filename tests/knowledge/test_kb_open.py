@@ -1,4 +1,5 @@
-"""Opening a V2 knowledge base reads the graph once, as ids and kinds only (issue 27).
+"""Opening a V2 knowledge base reads no graph and no attempt record; the first use reads the
+graph once, as ids and kinds only, after the attempt records (issue 27).
 
 The store is not under test here: a subclass of the real SQLite store counts which read methods
 an open calls, and the opened KB must equal the one that wrote the store.
@@ -7,14 +8,17 @@ an open calls, and the opened KB must equal the one that wrote the store.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
 from costeer_lab.embed import get_embedder
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.store import EdgeRecord, NodeRecord, SQLiteStore
+from costeer_lab.store._base import JSONScalar
+from costeer_lab.store._types import JSONValue
 
 from ._kb_helpers import code, crash, factor, ok, seed, wrong
 
@@ -40,6 +44,16 @@ class CountingStore(SQLiteStore):
         self.calls["iter_edge_keys"] += 1
         return super().iter_edge_keys(kind)
 
+    def iter_records(
+        self, kind: str, where: Mapping[str, JSONScalar] | None = None
+    ) -> Iterator[tuple[str, JSONValue]]:
+        self.calls[f"iter_records:{kind}"] += 1
+        return super().iter_records(kind, where)
+
+    def load_vectors(self, collection: str) -> tuple[list[str], Any, str | None]:
+        self.calls["load_vectors"] += 1
+        return super().load_vectors(collection)
+
 
 def counting(path: Path) -> CountingStore:
     s = CountingStore(path)
@@ -63,12 +77,23 @@ def build(path: Path) -> KnowledgeBaseV2:
     return kb
 
 
+GRAPH_READ = Counter({"iter_records:kg_attempt": 1, "iter_node_kinds": 1, "iter_edge_keys": 1})
+
+
 def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) -> None:
     path = tmp_path / "kb.db"
     before = build(path)
+    before.close()  # saves the indexes the writes moved on
     store = counting(path)
     opened = KnowledgeBaseV2(store, get_embedder("hashing"))
-    assert store.calls == Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
+    assert store.calls == Counter() and not opened.loaded  # indexes loaded from their files
+    assert opened.graph.G.number_of_nodes() > 10  # first use reads records, then the graph
+    assert store.calls == GRAPH_READ and opened.loaded
+    lookups_first = KnowledgeBaseV2(counting(path), get_embedder("hashing"))
+    assert lookups_first.success == before.success  # or a lookup first: the same one read
+    assert lookups_first.graph.G.number_of_edges() == before.store.count_edges()
+    assert lookups_first.store.calls == GRAPH_READ
+    lookups_first.store.close()
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     assert opened.graph.G.number_of_nodes() == before.store.count_nodes() > 10
     assert opened.graph.G.number_of_edges() == before.store.count_edges()
@@ -79,9 +104,10 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     for c in components:
         assert opened.solved.posting(c).tolist() == before.solved.posting(c).tolist()
     assert opened.error_fixes == before.error_fixes
+    assert store.calls == GRAPH_READ  # read once, whatever is used
     store.calls.clear()
     opened.reload()  # an explicit reload reads the graph once more, the same way
-    assert store.calls == Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
+    assert store.calls == GRAPH_READ
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     before.store.close()
     store.close()

@@ -107,3 +107,15 @@ def test_a_failing_step_leaves_the_file_unchanged(tmp_path: Path) -> None:
         assert "half_done" not in tables
     finally:
         conn.close()
+
+
+def test_version_one_collections_get_an_etag(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, str(path), MIGRATIONS[:1])  # a file of schema version 1 holding a collection
+    conn.execute("INSERT INTO collections (name, version) VALUES ('kg:x', 7), ('kg:y', 7)")
+    conn.close()
+    with SQLiteStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION >= 2
+        (vx, tx), (vy, ty) = store.collection_state("kg:x"), store.collection_state("kg:y")
+        assert vx == vy == 7 and len(tx) == len(ty) == 16 and tx != ty

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from costeer_lab.errors import InvalidInputError, StoreError, UnknownNameError
-from costeer_lab.store import BaseStore, EdgeRecord, NodeRecord, get_store
+from costeer_lab.store import SCHEMA_VERSION, BaseStore, EdgeRecord, NodeRecord, get_store
+from costeer_lab.store._postgres_schema import PG_SCHEMA_VERSION
 
 Opener = Callable[[], BaseStore]
 
@@ -302,7 +303,7 @@ def test_a_version_1_store_migrates_and_takes_snapshots(tmp_path: Path, postgres
                    "VALUES ('note', 'old', '1', 0, 0)")  # fmt: skip
     for url in (f"sqlite:///{path}", postgres_url):
         with get_store(url) as store:
-            assert store.schema_version == 3
+            assert store.schema_version == SCHEMA_VERSION == PG_SCHEMA_VERSION
             store.snapshot("first")
             store.put_record("note", "old", 2)
             assert store.diff("first").records("note").changed == (("old",),)
