@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 from costeer_lab.errors import ConfigurationError
@@ -53,6 +54,9 @@ _SIDE = re.compile(
 )
 #: A knowledge-base store of one (arm, seed): ``<arm>-seed<s>.db`` (escaped names included).
 _STORE = re.compile(r".+\.db(?:\.tmp|-wal|-shm|-journal)?$")
+#: The persisted vector indexes of a store: ``<store>.db.indexes/<collection>.<kind>.clvidx``
+#: (:func:`costeer_lab.index._location.index_file`; a write in progress is a hidden temporary).
+_INDEX_DIR = re.compile(r".+\.db\.indexes$")
 #: What ``--fresh`` removes (the stores in ``kb/`` too); ``llm_cache.db`` stays.
 #: ``shared.json`` goes too: the new run gets a new run key, so it resumes nothing of the old one
 #: in a shared store (whose contents stay: other runs may share them).
@@ -73,9 +77,22 @@ def _is_run_file(name: str) -> bool:
     )
 
 
+def _is_index_dir(entry: Path) -> bool:
+    """Whether ``entry`` is a store's folder of persisted indexes holding only index files."""
+    return (
+        entry.is_dir()
+        and not entry.is_symlink()
+        and bool(_INDEX_DIR.fullmatch(entry.name))
+        and all(f.is_file() and not f.is_symlink() for f in entry.iterdir())
+        and all(".clvidx" in f.name for f in entry.iterdir())
+    )
+
+
 def _foreign_in_kb(kb: Path, depth: int = 0) -> list[str]:
     out: list[str] = []
     for entry in sorted(kb.iterdir()):
+        if _is_index_dir(entry):
+            continue
         if entry.is_dir() and not entry.is_symlink() and depth == 0:
             out += _foreign_in_kb(entry, 1)  # a stage folder
         elif not (entry.is_file() and not entry.is_symlink() and _STORE.fullmatch(entry.name)):
@@ -152,6 +169,9 @@ def clear_previous_run(out_dir: Path) -> None:
         for db in kb.glob("**/*.db*"):
             if db.is_file():
                 db.unlink()
+        for folder in [*kb.glob("*.db.indexes"), *kb.glob("*/*.db.indexes")]:
+            if _is_index_dir(folder):
+                shutil.rmtree(folder)
         for stage in kb.iterdir():
             if stage.is_dir() and not any(stage.iterdir()):
                 stage.rmdir()

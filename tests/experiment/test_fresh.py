@@ -41,6 +41,7 @@ def test_fresh_replaces_an_earlier_run(tmp_path: Path) -> None:
     run_experiment(_spec(tmp_path, arms=[{"name": "b"}]), out, progress=False, resume=False)
     assert set(load_results(out)["arm"]) == {"b"}
     assert not (out / "kb" / "a-seed0.db").exists()  # the old run's store is gone
+    assert not (out / "kb" / "a-seed0.db.indexes").exists()  # with its persisted indexes
     assert not (out / "report.html").exists()  # and its (now stale) report
     assert foreign_entries(out) == []
 
@@ -71,6 +72,7 @@ def test_fresh_refuses_a_folder_with_a_users_file_and_changes_nothing(
         ({"thesis.tex": "mine"}, "holds files costeer_lab did not write (e.g. 'thesis.tex')"),
         ({"data/x.csv": "1"}, "(e.g. 'data')"),
         ({"kb/deep/er/x.db": ""}, "(e.g. 'kb/deep/er')"),
+        ({"kb/a-seed0.db.indexes/notes.txt": ""}, "(e.g. 'kb/a-seed0.db.indexes/notes.txt')"),
         ({"results.parquet": "x"}, "does not look like a costeer_lab run (no spec.json)"),
         ({"spec.json": "{not json"}, "(its spec.json is unreadable: JSONDecodeError)"),
         ({"spec.json": '{"a": 1}'}, "(its spec.json is not an experiment spec)"),
@@ -101,8 +103,11 @@ def test_a_symlink_is_never_followed_or_deleted(tmp_path: Path) -> None:
 def test_what_fresh_accepts(tmp_path: Path) -> None:
     check_fresh_out(tmp_path / "missing")
     check_fresh_out(tmp_path)  # empty
-    (tmp_path / "kb" / "learn").mkdir(parents=True)
+    (tmp_path / "kb" / "learn" / "a-seed0.db.indexes").mkdir(parents=True)
+    (tmp_path / "kb" / "a-seed0.db.indexes").mkdir(parents=True)
     for rel in (
+        "kb/a-seed0.db.indexes/kg_task_description-c3ae708b.exact.clvidx",
+        "kb/learn/a-seed0.db.indexes/kg_error-1a2b3c4d.exact.clvidx",
         "spec.json",
         "results.parquet",
         "report.html",
