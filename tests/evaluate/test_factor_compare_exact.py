@@ -328,6 +328,8 @@ def test_metrics_are_exact() -> None:
         "ic_dates_sparse": 0,
         "equal_value_ratio_lag1": 2 / 12,  # both NaN: the 2 missing rows on the first date
         "equal_value_ratio_lead1": 1 / 12,
+        "truth_scale": 3.0,  # the median of the truth's finite nonzero |values|
+        "equal_value_atol": 1e-6,  # 1e-6 * min(1, 3.0)
         "acceptance_rule": "equal_or_scaled",
         "accepted_by": "",
         "mismatch": "scale",
@@ -387,7 +389,9 @@ def test_diagnostics_report_lines() -> None:
         "rows: 12; index overlap with the ground truth 1.0 (threshold 0.99)",
         "NaN on the ground-truth index: finite coverage 1.0 (threshold 0.99)",
         f"[FAIL] {fill} — were missing values filled?",
-        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): [0.0, 0.1) (threshold 0.99)",
+        "[FAIL] equal values (|diff| <= 1e-06*min(1, m) + 1e-05*|truth|; m: median |truth|): "
+        "[0.0, 0.1) "
+        "(threshold 0.99)",
         "mean IC 1.0, mean rank IC 1.0 (one decimal, rounded down) "
         "(per-date affine transform when IC >= 0.999999)",
         "IC dates: the candidate is usable on a share 1.0 of the scored dates (threshold "
@@ -534,7 +538,9 @@ def test_lines_of_an_accepted_factor() -> None:
     scaled = compare_to_truth(truth * 2, truth, S)  # only the equal-value line fails
     assert scaled.decision
     assert [ln for ln in scaled.lines if ln.startswith("[FAIL]")] == [
-        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): [0.2, 0.3) (threshold 0.99)"
+        "[FAIL] equal values (|diff| <= 1e-06*min(1, m) + 1e-05*|truth|; m: median |truth|): "
+        "[0.2, 0.3) "
+        "(threshold 0.99)"
     ]
 
 

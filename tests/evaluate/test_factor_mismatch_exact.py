@@ -184,7 +184,7 @@ def test_band_edges() -> None:
 def test_equal_mask_cases() -> None:
     c = np.array([1.0, np.nan, np.inf, -np.inf, np.inf, np.nan, 1.0, -100.0011, -100.0009])
     t = np.array([1.0, np.nan, np.inf, np.inf, 5.0, 1.0, np.nan, -100.0, -100.0])
-    assert equal_mask(c, t, S).tolist() == [
+    assert equal_mask(c, t, S, scale=1.0).tolist() == [
         True,  # equal
         True,  # both NaN
         True,  # the same infinity
@@ -227,9 +227,13 @@ HALF = S.model_copy(update={"equal_value_threshold": 0.5})
 def test_the_equal_value_tolerance_edge_is_inclusive() -> None:
     exact = S.model_copy(update={"equal_value_atol": 0.0, "equal_value_rtol": 0.5})
     c, t = np.array([3.0, -3.0, 3.0]), np.array([2.0, -2.0, 1.9])
-    assert equal_mask(c, t, exact).tolist() == [True, True, False]  # |diff| 1.0 <= 0.5 * 2
+    assert equal_mask(c, t, exact, scale=1.0).tolist() == [
+        True,
+        True,
+        False,
+    ]  # |diff| 1.0 <= 0.5 * 2
     plus_atol = S.model_copy(update={"equal_value_atol": 0.5, "equal_value_rtol": 0.25})
-    assert equal_mask(c, t, plus_atol).tolist() == [True, True, False]  # 0.5 + 0.25 * 2
+    assert equal_mask(c, t, plus_atol, scale=1.0).tolist() == [True, True, False]  # 0.5 + 0.25 * 2
 
 
 def test_each_class_needs_more_than_the_threshold_share() -> None:
@@ -387,7 +391,7 @@ def test_no_instrument_with_values_in_both_is_field() -> None:
     c = pd.Series([5.0, np.nan, 6.0, np.nan, 7.0, np.nan, 8.0, np.nan], idx)  # I1 all NaN
     from costeer_lab.evaluate._factor_mismatch import _window_explains
 
-    assert _window_explains(c.to_numpy(), t.to_numpy(), t, S) is False
+    assert _window_explains(c.to_numpy(), t.to_numpy(), t, S, 1.0) is False
 
 
 def test_a_late_slow_factor_is_lag_not_missing() -> None:
