@@ -50,10 +50,10 @@ def _bytes(obj: pd.DataFrame | pd.Series) -> bytes:
 def test_equal_value_tolerance_is_atol_plus_rtol_times_truth() -> None:
     truth = pd.Series([100.0, 0.0, np.nan, 1.0])
     within = pd.Series([100.0 + 0.9e-3, 0.9e-6, np.nan, 1.0])  # 1e-6 + 1e-5 * 100 = 1.001e-3
-    assert _equal_ratio(within, truth, S) == 1.0
+    assert _equal_ratio(within, truth, S, 1.0) == 1.0
     outside = pd.Series([100.0 + 1.1e-3, 1.1e-6, 0.0, 1.0 + 2e-5])
-    assert _equal_ratio(outside, truth, S) == 0.0
-    assert _equal_ratio(pd.Series([], dtype=float), pd.Series([], dtype=float), S) == 0.0
+    assert _equal_ratio(outside, truth, S, 1.0) == 0.0
+    assert _equal_ratio(pd.Series([], dtype=float), pd.Series([], dtype=float), S, 1.0) == 0.0
 
 
 def test_five_times_looser_tolerance_would_accept_a_wrong_factor() -> None:
@@ -154,7 +154,11 @@ def test_comparison_metrics_and_lines() -> None:
     assert m["finite_coverage"] == pytest.approx(0.95)
     assert m["equal_value_ratio"] == pytest.approx(36 / 40)
     assert c.lines[0] == "rows: 38 vs 40 in the ground truth (ratio 0.950); index overlap 0.950"
-    assert c.lines[3].startswith("[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): 0.9000")
+    scale = float(truth.abs().median())  # below 1: the absolute tolerance shrinks with it
+    assert c.lines[3].startswith(
+        f"[FAIL] equal values (|diff| <= {1e-6 * scale:g} + 1e-05*|truth|; atol 1e-06 x the "
+        f"truth's median |value| {scale:.3g}): 0.9000"
+    )
     empty = compare_to_truth(truth.iloc[:0], truth.iloc[:0], S)
     assert empty.metrics["row_ratio"] == math.inf and empty.metrics["index_overlap"] == 0.0
 

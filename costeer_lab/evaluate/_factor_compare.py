@@ -44,8 +44,10 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.evaluate._factor_mismatch import (
     band,
     classify_mismatch,
+    effective_atol,
     equal_mask,
     mismatch_rows,
+    truth_scale,
 )
 from costeer_lab.settings import EvaluatorSettings
 
@@ -74,10 +76,11 @@ class Comparison:
     rows: list[str] = field(default_factory=list)
 
 
-def _equal_ratio(cand: pd.Series, truth: pd.Series, s: EvaluatorSettings) -> float:
+def _equal_ratio(cand: pd.Series, truth: pd.Series, s: EvaluatorSettings, scale: float) -> float:
+    """Share of the truth's rows where ``cand`` equals it (``scale``: of the whole truth)."""
     if not len(truth):
         return 0.0
-    return float(equal_mask(cand.to_numpy(float), truth.to_numpy(float), s).mean())
+    return float(equal_mask(cand.to_numpy(float), truth.to_numpy(float), s, scale=scale).mean())
 
 
 def _cross_sectional_ranks(
@@ -192,7 +195,9 @@ def date_ics(
     """Mean per-date IC and rank IC of a candidate aligned on the truth (see :class:`DateICs`).
 
     ``atol`` and ``rtol`` are the equal-value tolerance: a date whose truth values all lie
-    within ``atol + rtol * max|truth|`` of one another is flat (not scored).
+    within ``atol * min(1, scale) + rtol * max|truth|`` of one another is flat (not scored),
+    ``scale`` being the truth's median nonzero magnitude (:func:`truth_scale`): a factor of size
+    1e-10 is not flat on every date.
 
     Example:
         >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
@@ -208,6 +213,7 @@ def date_ics(
     if not len(t):
         return DateICs(math.nan, math.nan, 0, 0, 0, 0)
     size = int(codes.max()) + 1
+    atol = atol * min(1.0, truth_scale(t))
     scored, flat, sparse = _truth_dates(t, codes, size, min_n, atol, rtol)
     keep = np.isfinite(c) & np.isfinite(t)
     n_scored = int(scored.sum())
@@ -274,6 +280,8 @@ class _Metrics:
     equal: float
     dates: DateICs
     lag: dict[int, float]
+    #: :func:`truth_scale` of the truth (the absolute tolerance follows it below 1).
+    scale: float = 1.0
 
 
 def _measure(
@@ -285,6 +293,7 @@ def _measure(
     finite_t, finite_c = np.isfinite(t_arr), np.isfinite(c_arr)
     nan_match, filled, truth_nan = _nan_match(c_arr, t_arr)
     by_inst = truth.groupby(level="instrument")
+    scale = truth_scale(t_arr)
     return _Metrics(
         n_c=len(cand),
         n_t=n_t,
@@ -295,11 +304,12 @@ def _measure(
         nan_match=nan_match,
         filled=filled,
         truth_nan=truth_nan,
-        equal=_equal_ratio(aligned, truth, s),
+        equal=_equal_ratio(aligned, truth, s, scale),
         dates=date_ics(
             aligned, truth, s.min_ic_instruments, atol=s.equal_value_atol, rtol=s.equal_value_rtol
         ),
-        lag={k: _equal_ratio(aligned, by_inst.shift(k), s) for k in (1, -1)},
+        lag={k: _equal_ratio(aligned, by_inst.shift(k), s, scale) for k in (1, -1)},
+        scale=scale,
     )
 
 
@@ -338,6 +348,21 @@ def _ic_lines(m: _Metrics, s: EvaluatorSettings, fmt: _Text, corr_text: str) -> 
     return f"{ic} ({corr_text})", f"IC dates: the candidate is {usable}; {rule}{skipped}"
 
 
+def _tolerance_text(scale: float, s: EvaluatorSettings, fmt: _Text) -> str:
+    """The equal-value test in the report. At ``full``, its numbers (and the truth's scale when
+    it shrinks the absolute tolerance); below, the formula only when the settings' ``atol`` is
+    not zero: whether the truth's magnitude is below 1 would be a hint of the hidden values."""
+    atol, rtol = s.equal_value_atol, s.equal_value_rtol
+    if fmt.precise:
+        text = f"|diff| <= {effective_atol(s, scale):g} + {rtol:g}*|truth|"
+        if scale < 1.0 and atol:
+            text += f"; atol {atol:g} x the truth's median |value| {scale:.3g}"
+        return text
+    if not atol:
+        return f"|diff| <= 0 + {rtol:g}*|truth|"
+    return f"|diff| <= {atol:g}*min(1, m) + {rtol:g}*|truth|; m: median |truth|"
+
+
 def _report_lines(
     m: _Metrics, s: EvaluatorSettings, fmt: _Text
 ) -> tuple[list[str], str, str, str]:
@@ -366,7 +391,7 @@ def _report_lines(
             "NaN pattern: share of the truth's NaN rows (suspended days, warm-up) where the "
             f"candidate is NaN too {band(m.nan_match)} (threshold {s.nan_match_threshold})"
         )
-    tol = f"|diff| <= {s.equal_value_atol:g} + {s.equal_value_rtol:g}*|truth|"
+    tol = _tolerance_text(m.scale, s, fmt)
     shown = f"{m.equal:.4f}" if fmt.precise else band(m.equal)
     eq = f"equal values ({tol}): {shown} (threshold {s.equal_value_threshold})"
     low = f"index overlap {fmt.share(m.overlap)} or finite coverage {fmt.share(m.coverage)}"
@@ -374,7 +399,9 @@ def _report_lines(
     return [rows, nan], fill, eq, low
 
 
-def _metrics_dict(m: _Metrics, rule: str, accepted_by: str) -> dict[str, Any]:
+def _metrics_dict(
+    m: _Metrics, s: EvaluatorSettings, rule: str, accepted_by: str
+) -> dict[str, Any]:
     """The precise metrics for the trusted results (``SingleFeedback.details``)."""
     return {
         "row_ratio": m.n_c / m.n_t if m.n_t else math.inf,
@@ -393,6 +420,8 @@ def _metrics_dict(m: _Metrics, rule: str, accepted_by: str) -> dict[str, Any]:
         "ic_dates_sparse": m.dates.sparse,
         "equal_value_ratio_lag1": m.lag[1],
         "equal_value_ratio_lead1": m.lag[-1],
+        "truth_scale": m.scale,
+        "equal_value_atol": effective_atol(s, m.scale),
         "acceptance_rule": rule,
         "accepted_by": accepted_by,
     }
@@ -504,7 +533,7 @@ def compare_to_truth(
     k = _check(m, rule, s)
     fmt = _Text(precise=s.feedback_detail == "full")
     lines, failures = _check_lines(m, k, s, fmt)
-    metrics = _metrics_dict(m, rule, k.accepted_by)
+    metrics = _metrics_dict(m, s, rule, k.accepted_by)
     mismatch, rows = "", []
     if not k.accepted_by:
         mismatch, why = classify_mismatch(

@@ -41,7 +41,15 @@ import pandas as pd
 
 from costeer_lab.settings import EvaluatorSettings
 
-__all__ = ["MISMATCH_CLASSES", "band", "classify_mismatch", "equal_mask", "mismatch_rows"]
+__all__ = [
+    "MISMATCH_CLASSES",
+    "band",
+    "classify_mismatch",
+    "effective_atol",
+    "equal_mask",
+    "mismatch_rows",
+    "truth_scale",
+]
 
 MISMATCH_CLASSES = (
     "missing",
@@ -76,30 +84,69 @@ def band(x: float) -> str:
     return f"[{lo:.1f}, {lo + 0.1:.1f})"
 
 
-def equal_mask(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> np.ndarray:
+def truth_scale(t: np.ndarray) -> float:
+    """The truth's magnitude that the equal-value test's absolute tolerance follows: the median
+    of ``|t|`` over its finite nonzero values (``1.0`` when it has none).
+
+    The median, not the mean or the largest value, so that a few huge values (a division by a
+    near-zero market value) cannot lift the scale of a tiny factor back to 1; zeros left out,
+    so that a sparse factor (mostly 0) keeps the scale of the values it has. The scale depends
+    on the truth only: nothing a candidate writes can loosen its own test.
+
+    Example:
+        >>> truth_scale(np.array([0.0, 2e-10, -3e-10, 4e-10, np.nan, np.inf]))
+        3e-10
+        >>> truth_scale(np.array([0.0, np.nan]))
+        1.0
+    """
+    a = np.abs(t[np.isfinite(t) & (t != 0)])
+    return float(np.median(a)) if len(a) else 1.0
+
+
+def effective_atol(s: EvaluatorSettings, scale: float) -> float:
+    """The absolute tolerance of the equal-value test for a truth of magnitude ``scale``
+    (:func:`truth_scale`): ``equal_value_atol * min(1, scale)``.
+
+    ``equal_value_atol`` is stated for factors of unit size or more, where it is unchanged;
+    for a smaller factor it shrinks with the factor, so that a factor of size 1e-10 (a turnover
+    over a market value in raw units) is not equal to its negation, lag or window change.
+
+    Example:
+        >>> effective_atol(EvaluatorSettings(), 50.0), effective_atol(EvaluatorSettings(), 1e-4)
+        (1e-06, 1e-10)
+    """
+    return s.equal_value_atol * min(1.0, scale)
+
+
+def equal_mask(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings, *, scale: float) -> np.ndarray:
     """Rows where the candidate equals the truth: both NaN, infinities of the same sign, or
-    ``|c - t| <= atol + rtol * |t|``.
+    ``|c - t| <= atol + rtol * |t|`` with ``atol = effective_atol(s, scale)``.
+
+    ``scale`` is :func:`truth_scale` of the whole truth (not of ``t``, which may be a subset
+    of its rows or the truth shifted), so that every test of one comparison uses one tolerance.
 
     Example:
         >>> equal_mask(np.array([1.0, np.nan, np.inf]), np.array([1.0, np.nan, np.inf]),
-        ...            EvaluatorSettings()).tolist()
+        ...            EvaluatorSettings(), scale=1.0).tolist()
         [True, True, True]
+        >>> equal_mask(np.array([-2e-10]), np.array([2e-10]), EvaluatorSettings(),
+        ...            scale=2e-10).tolist()  # a tiny factor is not its own negation
+        [False]
     """
+    atol = effective_atol(s, scale)
     with np.errstate(invalid="ignore"):
-        close = np.isfinite(t) & (
-            np.abs(c - t) <= s.equal_value_atol + s.equal_value_rtol * np.abs(t)
-        )
+        close = np.isfinite(t) & (np.abs(c - t) <= atol + s.equal_value_rtol * np.abs(t))
         same_inf = np.isinf(t) & (c == t)
     out: np.ndarray = (np.isnan(c) & np.isnan(t)) | close | same_inf
     return out
 
 
-def _share(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings) -> float:
+def _share(c: np.ndarray, t: np.ndarray, s: EvaluatorSettings, scale: float) -> float:
     """Share of rows where both are finite on which ``c`` equals ``t``."""
     both = np.isfinite(c) & np.isfinite(t)
     if not both.any():
         return 0.0
-    return float(equal_mask(c[both], t[both], s).mean())
+    return float(equal_mask(c[both], t[both], s, scale=scale).mean())
 
 
 def _affine(c: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
@@ -115,7 +162,9 @@ def _affine(c: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     return float(a), float(b), r2
 
 
-def _window_explains(c: np.ndarray, t: np.ndarray, truth: pd.Series, s: EvaluatorSettings) -> bool:
+def _window_explains(
+    c: np.ndarray, t: np.ndarray, truth: pd.Series, s: EvaluatorSettings, scale: float
+) -> bool:
     """Whether a window change explains the candidate: on some instrument its first finite
     value comes at another row than the truth's (another warm-up), or on every instrument
     both start at the same row with equal values (windows with ``min_periods=1`` agree until
@@ -125,7 +174,7 @@ def _window_explains(c: np.ndarray, t: np.ndarray, truth: pd.Series, s: Evaluato
         >>> idx = pd.MultiIndex.from_product([pd.to_datetime(["2020-01-02", "2020-01-03"]),
         ...                                   ["A"]], names=["datetime", "instrument"])
         >>> t = pd.Series([np.nan, 1.0], idx)
-        >>> _window_explains(np.array([0.5, 2.0]), t.to_numpy(), t, EvaluatorSettings())
+        >>> _window_explains(np.array([0.5, 2.0]), t.to_numpy(), t, EvaluatorSettings(), 1.0)
         True
     """
     inst = truth.index.get_level_values("instrument")
@@ -139,7 +188,7 @@ def _window_explains(c: np.ndarray, t: np.ndarray, truth: pd.Series, s: Evaluato
         if first_c != first_t:
             return True
         row = rows[first_t : first_t + 1]
-        firsts_equal.append(bool(equal_mask(c[row], t[row], s)[0]))
+        firsts_equal.append(bool(equal_mask(c[row], t[row], s, scale=scale)[0]))
     return bool(firsts_equal) and all(firsts_equal)
 
 
@@ -183,9 +232,10 @@ def classify_mismatch(
             f"the candidate is missing on {int(finite_t.sum() - both.sum())} of "
             f"{int(finite_t.sum())} rows where the truth has a value"
         )
-    equal = _share(c, t, s)
+    scale = truth_scale(t)
+    equal = _share(c, t, s, scale)
     by_inst = truth.groupby(level="instrument")
-    shifted = {k: _share(c, by_inst.shift(k).to_numpy(float), s) for k in _SHIFTS}
+    shifted = {k: _share(c, by_inst.shift(k).to_numpy(float), s, scale) for k in _SHIFTS}
     equal_where_both = equal > thr
     lost = int(finite_t.sum() - both.sum())
     # equal where both have a value: a coverage mistake, unless a shifted truth explains the
@@ -207,7 +257,7 @@ def classify_mismatch(
             if k > 0:
                 return "lag", f"the values equal the truth of {days} earlier (shifted too far)"
             return "lead", f"the values equal the truth of {days} later (look-ahead)"
-    if _share(-c, t, s) > thr:
+    if _share(-c, t, s, scale) > thr:
         return "sign", "the values equal minus the truth (sign flipped)"
     a, b, r2 = _affine(c, t)
     if r2 > 1.0 - 1e-9:
@@ -215,7 +265,7 @@ def classify_mismatch(
             return "offset", f"the values equal the truth plus {b:.6g}"
         return "scale", f"the values equal {a:.6g} * truth + {b:.6g} (a rescaled factor)"
     if math.isfinite(ic) and ic > 0.8:
-        if _window_explains(c, t, truth, s):
+        if _window_explains(c, t, truth, s, scale):
             return "window", (
                 f"the values track the truth (mean IC {_ic_words(ic, precise)}) but differ: a "
                 "different window, min_periods, ddof or smoothing?"
@@ -244,7 +294,7 @@ def mismatch_rows(
     if detail == "verdict":
         return []
     c, t = cand.to_numpy(float), truth.to_numpy(float)
-    bad = np.flatnonzero(~equal_mask(c, t, s))
+    bad = np.flatnonzero(~equal_mask(c, t, s, scale=truth_scale(t)))
     if not len(bad):
         return []
     picks = bad[np.linspace(0, len(bad) - 1, min(MAX_ROWS, len(bad))).round().astype(int)]

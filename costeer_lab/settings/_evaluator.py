@@ -40,7 +40,15 @@ class EvaluatorSettings(BaseModel):
     values. ``SingleFeedback.details`` always keeps the precise metrics.
     """
 
-    #: Absolute tolerance of the equal-value check ``|candidate - truth| <= atol + rtol*|truth|``.
+    #: Absolute tolerance of the equal-value check ``|candidate - truth| <= atol + rtol*|truth|``
+    #: for a factor of unit size or more; a smaller factor gets ``atol * m``, ``m`` the median
+    #: of the truth's finite nonzero ``|values|``. A fixed 1e-6 made any factor of size 1e-10 (a
+    #: turnover over a market value in raw units) equal to its negation, lag and all zeros. The
+    #: median (not the mean or the largest value) so that a few huge values cannot lift a tiny
+    #: factor's scale; zeros left out so that a sparse factor keeps its values' scale; from the
+    #: truth only, so that nothing a candidate writes loosens its own test. The same tolerance
+    #: decides every equality of a comparison (equal values, the one-day shift, the mismatch
+    #: classes, the flat dates the IC does not score); see ``docs/evaluation.md``.
     equal_value_atol: float = Field(default=1e-6, ge=0)
     #: Relative tolerance of the equal-value check.
     equal_value_rtol: float = Field(default=1e-5, ge=0)

@@ -20,8 +20,9 @@ column                     meaning                                              
 =========================  ==========================================================  =========
 
 Units follow the Chinese vendors' tables RD-Agent's data come from: share counts in 10,000
-shares, market values in 10,000 of currency, turnover rates in percent (so that ratios such as
-``TurnoverRate_30D / TradableACapital`` stay far above the evaluator's 1e-6 absolute tolerance).
+shares, market values in 10,000 of currency, turnover rates in percent. (Ratios such as
+``TurnoverRate_30D / TradableACapital`` need not stay above 1e-6: the evaluator's absolute
+tolerance follows the truth's median magnitude, see ``EvaluatorSettings.equal_value_atol``.)
 "Quarterly" values are constant between report dates (every 63 trading days, shifted per
 instrument) and jump there, as reported accounting figures do.
 

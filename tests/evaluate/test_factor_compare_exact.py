@@ -33,6 +33,7 @@ from costeer_lab.evaluate._factor_compare import (
 S = EvaluatorSettings()  # thresholds 0.99, scaled IC 0.999999, min 3 instruments
 FULL = EvaluatorSettings(feedback_detail="full")
 CORRELATED = EvaluatorSettings(factor_acceptance="equal_or_correlated")
+EQUAL_RULE = EvaluatorSettings(factor_acceptance="equal")
 UP = math.inf
 
 
@@ -328,6 +329,8 @@ def test_metrics_are_exact() -> None:
         "ic_dates_sparse": 0,
         "equal_value_ratio_lag1": 2 / 12,  # both NaN: the 2 missing rows on the first date
         "equal_value_ratio_lead1": 1 / 12,
+        "truth_scale": 3.0,  # the median of the truth's finite nonzero |values|
+        "equal_value_atol": 1e-6,  # 1e-6 * min(1, 3.0)
         "acceptance_rule": "equal_or_scaled",
         "accepted_by": "",
         "mismatch": "scale",
@@ -387,7 +390,9 @@ def test_diagnostics_report_lines() -> None:
         "rows: 12; index overlap with the ground truth 1.0 (threshold 0.99)",
         "NaN on the ground-truth index: finite coverage 1.0 (threshold 0.99)",
         f"[FAIL] {fill} — were missing values filled?",
-        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): [0.0, 0.1) (threshold 0.99)",
+        "[FAIL] equal values (|diff| <= 1e-06*min(1, m) + 1e-05*|truth|; m: median |truth|): "
+        "[0.0, 0.1) "
+        "(threshold 0.99)",
         "mean IC 1.0, mean rank IC 1.0 (one decimal, rounded down) "
         "(per-date affine transform when IC >= 0.999999)",
         "IC dates: the candidate is usable on a share 1.0 of the scored dates (threshold "
@@ -534,7 +539,9 @@ def test_lines_of_an_accepted_factor() -> None:
     scaled = compare_to_truth(truth * 2, truth, S)  # only the equal-value line fails
     assert scaled.decision
     assert [ln for ln in scaled.lines if ln.startswith("[FAIL]")] == [
-        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): [0.2, 0.3) (threshold 0.99)"
+        "[FAIL] equal values (|diff| <= 1e-06*min(1, m) + 1e-05*|truth|; m: median |truth|): "
+        "[0.2, 0.3) "
+        "(threshold 0.99)"
     ]
 
 
@@ -548,3 +555,71 @@ def test_the_mismatch_explanation_follows_the_precision() -> None:
     assert f"(mean IC {ic:.3f})" in full.lines[6] and full.lines[6].startswith("mismatch: values")
     diag = compare_to_truth(cand, truth, S)
     assert f"(mean IC in {band(ic)})" in diag.lines[6]
+
+
+# -- the absolute tolerance follows the truth's scale (issue 25) -------------------------------
+def test_one_scale_for_every_test_of_a_comparison() -> None:
+    """``classify_mismatch`` measures the scale on the whole truth, not on the rows it tests:
+    the share test on a subset of tiny rows of a large truth keeps the large tolerance."""
+    idx = pd.MultiIndex.from_product(
+        [pd.bdate_range("2021-01-04", periods=4), ["A", "B", "C", "D"]],
+        names=["datetime", "instrument"],
+    )
+    big = np.array([10.0, 20.0, 30.0, 40.0] * 4)
+    truth = pd.Series(big, idx)
+    truth.iloc[[0, 5, 10, 15]] = 1e-8  # tiny rows in a truth of scale 20+
+    cand = truth.copy()
+    cand.iloc[[0, 5, 10, 15]] = -1e-8  # within atol 1e-6 of the truth there
+    c = compare_to_truth(cand, truth, EQUAL_RULE)
+    assert (c.decision, c.metrics["equal_value_ratio"]) == (True, 1.0)
+    assert c.metrics["truth_scale"] == 20.0 and c.metrics["equal_value_atol"] == 1e-6
+
+
+def test_the_date_rule_uses_the_scaled_atol() -> None:
+    idx = pd.MultiIndex.from_product(
+        [pd.bdate_range("2021-01-04", periods=2), ["A", "B", "C"]],
+        names=["datetime", "instrument"],
+    )
+    truth = pd.Series([0.25, 0.375, 0.5, 0.5, 1.0, 2.0], idx)  # median 0.5; day 1 spans 0.25
+    cand = pd.Series([3.0, 2.0, 1.0, 1.0, 2.0, 3.0], idx)
+    on = date_ics(cand, truth, 3, atol=0.5, rtol=0.0)  # 0.5 * 0.5 = 0.25: flat (inclusive)
+    assert (on.flat, on.scored) == (1, 1)
+    assert date_ics(cand, truth, 3, atol=float(np.nextafter(0.5, 0.0)), rtol=0.0).flat == 0
+    tiny = truth * 1e-10  # spans 2.5e-11 against a tolerance of 5e-17: scored
+    assert date_ics(cand, tiny, 3).scored == 2
+
+
+def test_report_lines_name_the_scaled_tolerance() -> None:
+    idx = _idx(3, 4)
+    truth = pd.Series((np.arange(12.0) % 5 + 1) * 1e-10, idx)  # median 2.5e-10
+    c = compare_to_truth(-truth, truth, FULL)
+    scale = c.metrics["truth_scale"]
+    assert scale == pytest.approx(2.5e-10, rel=1e-12)
+    assert c.metrics["equal_value_atol"] == 1e-6 * scale
+    assert (c.decision, c.mismatch, c.metrics["equal_value_ratio"]) == (False, "sign", 0.0)
+    assert c.lines[3] == (
+        f"[FAIL] equal values (|diff| <= {1e-6 * scale:g} + 1e-05*|truth|; atol 1e-06 x the "
+        f"truth's median |value| {scale:.3g}): 0.0000 (threshold 0.99)"
+    )
+    diag = compare_to_truth(-truth, truth, S).lines[3]
+    assert diag == (
+        "[FAIL] equal values (|diff| <= 1e-06*min(1, m) + 1e-05*|truth|; m: median |truth|): "
+        "[0.0, 0.1) (threshold 0.99)"
+    )
+    no_atol = {"equal_value_atol": 0.0}
+    full0 = compare_to_truth(-truth, truth, FULL.model_copy(update=no_atol)).lines[3]
+    assert full0 == "[FAIL] equal values (|diff| <= 0 + 1e-05*|truth|): 0.0000 (threshold 0.99)"
+    diag0 = compare_to_truth(-truth, truth, S.model_copy(update=no_atol)).lines[3]
+    assert diag0 == (
+        "[FAIL] equal values (|diff| <= 0 + 1e-05*|truth|): [0.0, 0.1) (threshold 0.99)"
+    )
+    unit = truth * 1e10  # median 2.5: the setting itself, and no note
+    assert compare_to_truth(-unit, unit, FULL).lines[3] == (
+        "[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): 0.0000 (threshold 0.99)"
+    )
+    at_one = pd.Series(np.where(np.arange(12) % 2, 1.0, -1.0), idx)  # median exactly 1: no note
+    assert (
+        compare_to_truth(at_one * 2, at_one, FULL)
+        .lines[3]
+        .startswith("[FAIL] equal values (|diff| <= 1e-06 + 1e-05*|truth|): ")
+    )

@@ -15,8 +15,10 @@ from costeer_lab.evaluate import EvaluatorSettings
 from costeer_lab.evaluate._factor_mismatch import (
     band,
     classify_mismatch,
+    effective_atol,
     equal_mask,
     mismatch_rows,
+    truth_scale,
 )
 
 S = EvaluatorSettings()
@@ -184,7 +186,7 @@ def test_band_edges() -> None:
 def test_equal_mask_cases() -> None:
     c = np.array([1.0, np.nan, np.inf, -np.inf, np.inf, np.nan, 1.0, -100.0011, -100.0009])
     t = np.array([1.0, np.nan, np.inf, np.inf, 5.0, 1.0, np.nan, -100.0, -100.0])
-    assert equal_mask(c, t, S).tolist() == [
+    assert equal_mask(c, t, S, scale=1.0).tolist() == [
         True,  # equal
         True,  # both NaN
         True,  # the same infinity
@@ -227,9 +229,13 @@ HALF = S.model_copy(update={"equal_value_threshold": 0.5})
 def test_the_equal_value_tolerance_edge_is_inclusive() -> None:
     exact = S.model_copy(update={"equal_value_atol": 0.0, "equal_value_rtol": 0.5})
     c, t = np.array([3.0, -3.0, 3.0]), np.array([2.0, -2.0, 1.9])
-    assert equal_mask(c, t, exact).tolist() == [True, True, False]  # |diff| 1.0 <= 0.5 * 2
+    assert equal_mask(c, t, exact, scale=1.0).tolist() == [
+        True,
+        True,
+        False,
+    ]  # |diff| 1.0 <= 0.5 * 2
     plus_atol = S.model_copy(update={"equal_value_atol": 0.5, "equal_value_rtol": 0.25})
-    assert equal_mask(c, t, plus_atol).tolist() == [True, True, False]  # 0.5 + 0.25 * 2
+    assert equal_mask(c, t, plus_atol, scale=1.0).tolist() == [True, True, False]  # 0.5 + 0.25 * 2
 
 
 def test_each_class_needs_more_than_the_threshold_share() -> None:
@@ -387,7 +393,7 @@ def test_no_instrument_with_values_in_both_is_field() -> None:
     c = pd.Series([5.0, np.nan, 6.0, np.nan, 7.0, np.nan, 8.0, np.nan], idx)  # I1 all NaN
     from costeer_lab.evaluate._factor_mismatch import _window_explains
 
-    assert _window_explains(c.to_numpy(), t.to_numpy(), t, S) is False
+    assert _window_explains(c.to_numpy(), t.to_numpy(), t, S, 1.0) is False
 
 
 def test_a_late_slow_factor_is_lag_not_missing() -> None:
@@ -414,3 +420,50 @@ def test_an_instrument_the_candidate_lacks_decides_nothing() -> None:
     flat_truth = _mean(p["close"], 5, min_periods=1)
     window = _mean(p["close"], 7, min_periods=1).where(insts != "S0")
     assert classify_mismatch(window, flat_truth, S, nan_ok=True, ic=0.95)[0] == "window"
+
+
+# -- the absolute tolerance follows the truth's scale (issue 25) -------------------------------
+def test_truth_scale_is_the_median_of_finite_nonzero_magnitudes() -> None:
+    assert truth_scale(np.array([1e-10, 2e-10, 1e5])) == 2e-10  # a huge outlier: not the mean
+    assert truth_scale(np.array([0.0, 0.0, 0.0, 3e-10])) == 3e-10  # zeros left out
+    assert truth_scale(np.array([np.inf, -np.inf, np.nan, 2e-10])) == 2e-10
+    assert truth_scale(np.array([-4.0])) == 4.0  # magnitudes
+    assert truth_scale(np.array([1.0, 3.0])) == 2.0  # an even count: the middle two
+    assert truth_scale(np.array([0.0, np.nan])) == 1.0  # nothing to measure: unit scale
+    assert truth_scale(np.array([])) == 1.0
+
+
+def test_effective_atol_shrinks_below_unit_scale_only() -> None:
+    s = EvaluatorSettings(equal_value_atol=0.5)
+    assert effective_atol(s, 1.0) == 0.5
+    assert effective_atol(s, 1.5) == 0.5  # at or above 1: the setting itself
+    assert effective_atol(s, 1e6) == 0.5
+    assert effective_atol(s, 0.5) == 0.25
+    assert effective_atol(s, 0.0) == 0.0
+    assert effective_atol(S, 1e-10) == pytest.approx(1e-16, rel=1e-12)
+
+
+def test_equal_mask_edge_at_the_scaled_atol_is_inclusive() -> None:
+    s = EvaluatorSettings(equal_value_atol=0.5, equal_value_rtol=0.0)
+    t = np.array([2.0, 2.0, 2.0, -2.0])
+    c = np.array([2.25, float(np.nextafter(2.25, 3.0)), 1.75, -2.25])
+    assert equal_mask(c, t, s, scale=0.5).tolist() == [True, False, True, True]  # atol 0.25
+    assert equal_mask(c, t, s, scale=1.5).tolist() == [True, True, True, True]  # atol 0.5
+    both = EvaluatorSettings(equal_value_atol=0.25, equal_value_rtol=0.0625)
+    # 0.25 * 0.5 + 0.0625 * 2 = 0.25
+    assert equal_mask(c, t, both, scale=0.5).tolist() == [True, False, True, True]
+
+
+def test_a_first_value_off_by_a_percent_of_a_tiny_factor_is_field() -> None:
+    """``_window_explains`` compares first values with the truth's scale: a tiny factor's
+    first values that differ (another input column) no longer pass as a window change."""
+    p = _panel()
+    truth = p["close"].groupby(level="instrument").cumsum() * 1e-10  # no warm-up
+    cand = truth * (1.0 + 0.01 * np.sin(np.arange(len(truth))))  # off from the first rows
+    assert classify_mismatch(cand, truth, S, nan_ok=True, ic=0.95)[0] == "field"
+    assert (
+        classify_mismatch(
+            truth * 1.01 + 1e-12 * np.cos(np.arange(len(truth))), truth, S, nan_ok=True, ic=0.95
+        )[0]
+        == "field"
+    )
