@@ -41,7 +41,8 @@ DOC = {
         "L2_IMB",
         'import pandas as pd\nq = pd.read_hdf("tick_l2.h5")\nf = q["bid"] / q["ask"]\n',
     ),
-    "MONEY": _entry("MONEY", _READ + 'f = df["$no_such_field"] / df["$volume"]\n'),
+    # the column name is built at run time: column discovery cannot synthesise it
+    "MONEY": _entry("MONEY", _READ + 'f = df["$" + "no_such_field"] / df["$volume"]\n'),
 }
 
 
