@@ -25,8 +25,9 @@ fingerprints first (so error nodes, error fixes and traces exist at scale). It m
 Run: ``python -m benchmarks.knowledge [--quick] [--json PATH|-]`` (``--quick``: 10k only).
 
 ``--scale`` measures knowledge at scale instead (10k and 100k tasks of 2 attempts on average;
-``--quick`` 2k and 10k; ``--full`` adds 1M): insert, record, open, V2 query and peak RSS, each
-against a brute-force baseline (see :mod:`benchmarks.knowledge_scale`).
+``--quick`` 2k and 10k; ``--full`` adds 1M; ``--sizes 100000`` only the sizes given): insert,
+record, open, V2 query and peak RSS, each against a brute-force baseline (see
+:mod:`benchmarks.knowledge_scale`).
 """
 
 from __future__ import annotations
@@ -121,7 +122,10 @@ def _naive_similar(
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, nargs="+", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--n", "--sizes", dest="n", type=int, nargs="+", default=None, metavar="TASKS",
+        help="sizes to measure instead of the defaults (e.g. --scale --sizes 100000)",
+    )  # fmt: skip
     parser.add_argument("--queries", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--naive-queries", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--hnsw-from", type=int, default=100_000, help=argparse.SUPPRESS)

@@ -10,6 +10,7 @@ comes from what the evaluator says about the run (:func:`produced_result`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from costeer_lab._fingerprint import extract_errors
 from costeer_lab.errors import InvalidInputError
@@ -59,12 +60,19 @@ def attempt_errors(fb: SingleFeedback) -> list[tuple[str, str]]:
     """
     if fb.succeeded:
         return []
-    lines = dict(extract_errors(fb.execution)) if fb.execution else {}
+    lines = dict(_errors_of(fb.execution)) if fb.execution else {}
     if fb.error_fingerprints:
         return [(fp, lines.get(fp, fp)) for fp in dict.fromkeys(fb.error_fingerprints) if fp]
     if "Traceback (most recent call last)" in fb.execution:
         return list(lines.items())
     return []
+
+
+@lru_cache(maxsize=256)
+def _errors_of(execution: str) -> tuple[tuple[str, str], ...]:
+    """:func:`extract_errors` of an execution text, memoized: the feedback a query is given is
+    usually the one just recorded, whose text was scanned then."""
+    return tuple(extract_errors(execution))
 
 
 #: ``details["status"]`` of :class:`~costeer_lab.evaluate.PythonFunctionEvaluator` when the

@@ -298,14 +298,17 @@ class RAGStrategyV2:
         own = kb.solved.ordinal.get(kb.td_of(task))
         if own is not None:
             shared[own] = 0
-        if k == 0 or not shared.any():
+        top = int(shared.max()) if shared.size else 0  # counts are at most len(comps)
+        if k == 0 or top == 0:
             return []
         pool_size = k * s.candidate_multiplier
         pool: list[tuple[str, float, float]] = []  # (td, share, similarity)
-        for m in np.unique(shared[shared > 0])[::-1].tolist():
+        for m in range(top, 0, -1):  # tiers, largest share first (one vectorised pass each)
             if len(pool) >= pool_size:
                 break
             tier = np.flatnonzero(shared == m)
+            if not tier.size:
+                continue
             want = min(pool_size - len(pool), len(tier))
             ranked = search_solved(kb, vec, want, _InTier(kb, shared, m), tier, near)
             pool += [(td, m / len(comps), sim) for td, sim in ranked]

@@ -42,6 +42,7 @@ class SuccessIndex:
         self.ordinal: dict[str, int] = {}
         self._postings: dict[str, array[int]] = {}
         self._labels: Ints = np.zeros(0, dtype=np.int64)
+        self._missing: Ints = np.zeros(0, dtype=np.int64)  # ordinals whose label is -1
         self._labels_for: tuple[FaissIndex | None, int] = (None, -1)
 
     def __len__(self) -> int:
@@ -86,11 +87,16 @@ class SuccessIndex:
         same = cached is index and epoch == index.label_epoch
         if not same:
             self._labels = index.labels_of(self.tds)
-        elif len(self._labels) < n:
-            fresh = index.labels_of(self.tds[len(self._labels) :])
-            self._labels = np.concatenate([self._labels, fresh])
-        missing = np.flatnonzero(self._labels < 0)
-        if same and missing.size:  # solved before its vector reached the index: look again
-            self._labels[missing] = index.labels_of([self.tds[i] for i in missing.tolist()])
+            self._missing = np.flatnonzero(self._labels < 0)
+        else:
+            if self._missing.size:  # solved before its vector reached the index: look again
+                found = index.labels_of([self.tds[i] for i in self._missing.tolist()])
+                self._labels[self._missing] = found
+                self._missing = self._missing[found < 0]
+            if len(self._labels) < n:
+                start = len(self._labels)
+                fresh = index.labels_of(self.tds[start:])
+                self._labels = np.concatenate([self._labels, fresh])
+                self._missing = np.concatenate([self._missing, start + np.flatnonzero(fresh < 0)])
         self._labels_for = (index, index.label_epoch)
         return self._labels
