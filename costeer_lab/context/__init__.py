@@ -39,11 +39,17 @@ from costeer_lab.context._coverage import (
 from costeer_lab.context._detect import detect_task_type
 from costeer_lab.context._evidence import extract_evidence, file_type_of, register_file
 from costeer_lab.context._examples import docstring_examples
-from costeer_lab.context._llm_planner import LLMPlanner, describe_context, parse_step
+from costeer_lab.context._llm_planner import LLMPlanner, describe_context, parse_step, parse_steps
 from costeer_lab.context._loops import LOOP_RULES, LoopVerdict, action_key, check_loops
 from costeer_lab.context._manager import RichMemoryManager
 from costeer_lab.context._persist import ContextStore
-from costeer_lab.context._planner import PlannedStep, Planner, RuleBasedPlanner, document_task
+from costeer_lab.context._planner import (
+    PlannedStep,
+    Planner,
+    RuleBasedPlanner,
+    document_task,
+    score_steps,
+)
 from costeer_lab.context._priority import estimate_complexity
 from costeer_lab.context._queries import CodeMatch, CrossReference, EvidenceMatch, FileMatch
 from costeer_lab.context._records import (
@@ -116,8 +122,10 @@ __all__ = [
     "find_test_references",
     "is_test_file",
     "parse_step",
+    "parse_steps",
     "read_tests",
     "register_file",
+    "score_steps",
     "timeline",
     "with_test_coverage",
 ]

@@ -3,6 +3,9 @@
 The model sees the task, its type, the tools, the actions so far (tool, inputs in short,
 success, result head), the files and what the completion rule still misses, and replies with one
 JSON object ``{"tool": …, "inputs": {…}, "reasoning": …}`` (``"tool": "finish"`` to stop).
+:meth:`LLMPlanner.candidate_steps` asks instead for several alternative steps (a JSON list) and
+scores each by what it would close (:func:`~costeer_lab.context._planner.score_steps`), so a
+model's proposals are ranked by the same rule as the rule-based planner's.
 Replies are untrusted: the tool and inputs are checked by the tool box, never executed here.
 """
 
@@ -14,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab.context._completion import Validator
-from costeer_lab.context._planner import PlannedStep
+from costeer_lab.context._planner import PlannedStep, score_steps
 from costeer_lab.context._task import TaskContext
 from costeer_lab.context._tools import TOOLS
 from costeer_lab.errors import LLMError
@@ -33,6 +36,17 @@ SYSTEM_PROMPT = (
     'Use {"tool": "finish", "reasoning": "..."} when nothing more can be done.'
 )
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
+_LIST = re.compile(r"\[.*\]", re.DOTALL)
+
+
+def candidates_prompt(n: int) -> str:
+    """The system prompt of :meth:`LLMPlanner.candidate_steps` (up to ``n`` alternatives)."""
+    return (
+        "You are the planner of a coding and research agent. Propose up to "
+        f"{n} DIFFERENT tool calls that could be the next step, best first. Reply with a "
+        'single JSON list and nothing else: [{"tool": "<name>", "inputs": {...}, '
+        '"reasoning": "<one sentence>"}, ...]. Reply [] when nothing more can be done.'
+    )
 
 
 def _short(value: Any, n: int = 160) -> str:
@@ -83,6 +97,29 @@ def parse_step(reply: str) -> PlannedStep | None:
     if not isinstance(inputs, dict):
         raise LLMError(f"the planner model's 'inputs' must be an object; got {_short(inputs)!r}")
     return PlannedStep(data["tool"], inputs, str(data.get("reasoning", "")))
+
+
+def parse_steps(reply: str) -> list[PlannedStep]:
+    """The steps of a model reply holding a JSON list (``finish`` entries dropped).
+
+    Raises:
+        LLMError: the reply holds no JSON list, or an entry is not a valid step.
+
+    Example:
+        >>> steps = parse_steps('[{"tool": "read_file", "inputs": {"path": "a.py"}}, '
+        ...                     '{"tool": "finish"}]')
+        >>> [(s.tool, dict(s.inputs)) for s in steps]
+        [('read_file', {'path': 'a.py'})]
+    """
+    match = _LIST.search(reply)
+    try:
+        data = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, list):
+        raise LLMError(f"the planner model's reply is not a JSON list of steps: {_short(reply)!r}")
+    steps = [parse_step(json.dumps(item)) for item in data]
+    return [st for st in steps if st is not None]
 
 
 class LLMPlanner:
@@ -151,6 +188,44 @@ class LLMPlanner:
         content = self.client.chat(messages, **params).content
         self.transcript.append((messages, content))
         return parse_step(content)
+
+    def candidate_steps(self, ctx: TaskContext, *, n: int = 3) -> list[PlannedStep]:
+        """Up to ``n`` alternative next steps the model proposes, each scored by the
+        completion requirements it would close and the evidence it would add (simulated, see
+        :func:`~costeer_lab.context._planner.score_steps`) and ranked; repeats are dropped.
+
+        Raises:
+            EndpointError, LLMError, ConfigurationError: as :meth:`plan`.
+
+        Example:
+            >>> from costeer_lab.testing import FakeOpenAIServer
+            >>> reply = ('[{"tool": "read_file", "inputs": {"path": "notes.md"}}, '
+            ...          '{"tool": "answer", "inputs": {"text": "42"}}]')
+            >>> with FakeOpenAIServer(chat_handler=lambda body: reply) as server:
+            ...     planner = LLMPlanner(base_url=server.base_url, api_key=server.api_key)
+            ...     ranked = planner.candidate_steps(TaskContext("t", "simple_question", "6*7?"))
+            >>> [(s.tool, s.score) for s in ranked]
+            [('answer', 2.1), ('read_file', 0.0)]
+        """
+        if n < 1:
+            raise LLMError(f"candidate_steps needs n >= 1; got {n}")
+        messages = [
+            {"role": "system", "content": candidates_prompt(n)},
+            {"role": "user", "content": describe_context(ctx, self.validator)},
+        ]
+        params: dict[str, Any] = {
+            "temperature": self.settings.temperature,
+            self.settings.max_tokens_param: self.settings.max_tokens,
+        }
+        if self.settings.send_seed:
+            params["seed"] = self.settings.seed
+        content = self.client.chat(messages, **params).content
+        self.transcript.append((messages, content))
+        proposed: dict[str, PlannedStep] = {}
+        for st in parse_steps(content):
+            key = json.dumps([st.tool, dict(st.inputs)], sort_keys=True, default=str)
+            proposed.setdefault(key, st)  # the first proposal of a repeated call
+        return score_steps(ctx, list(proposed.values())[:n], self.validator)
 
 
 def _open_store(url: str) -> BaseStore:

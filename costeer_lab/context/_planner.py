@@ -16,7 +16,7 @@ from costeer_lab.context._runs import last_code_change
 from costeer_lab.context._simulate import apply_step
 from costeer_lab.context._task import TaskContext
 
-__all__ = ["PlannedStep", "Planner", "RuleBasedPlanner", "document_task"]
+__all__ = ["PlannedStep", "Planner", "RuleBasedPlanner", "document_task", "score_steps"]
 
 
 @dataclass(frozen=True)
@@ -170,26 +170,8 @@ class RuleBasedPlanner:
             level = [st for st in self._options(state) if _key(st) not in seen]
             if not level:
                 break
-            missing = set(validator.validate(state).missing)
-            have = {e.type for e in state.evidence}
-            scored = []
-            for order, st in enumerate(level):
-                seen.add(_key(st))
-                after = apply_step(state, st.tool, st.inputs)
-                closes = tuple(
-                    m
-                    for m in validator.validate(after).requirements
-                    if m.met and m.name in missing
-                )
-                new_ev = tuple(
-                    dict.fromkeys(e.type for e in after.evidence[len(state.evidence) :])
-                )
-                gain = len(closes) + 0.1 * len([t for t in new_ev if t not in have])
-                step = replace(st, score=round(gain, 4), expected_evidence=new_ev,
-                               closes=tuple(m.name for m in closes), depth=depth)  # fmt: skip
-                scored.append((-step.score, order, step))
-            scored.sort(key=lambda t: (t[0], t[1]))
-            out += [step for _, _, step in scored]
+            seen.update(_key(st) for st in level)
+            out += score_steps(state, level, validator, depth=depth)
             for st in level:
                 state = apply_step(state, st.tool, st.inputs)
         return out
@@ -247,6 +229,45 @@ class RuleBasedPlanner:
         if not any(a.type == "validate" for a in since):
             out.append(PlannedStep("validate", {}, "check the completion rule"))
         return out
+
+
+def score_steps(
+    ctx: TaskContext,
+    steps: Sequence[PlannedStep],
+    validator: Validator | None = None,
+    *,
+    depth: int = 0,
+) -> list[PlannedStep]:
+    """``steps``, each taken alone from ``ctx`` (simulated with
+    :func:`~costeer_lab.context._simulate.apply_step`, nothing stored), scored and ranked.
+
+    A step's ``closes`` are the open completion requirements the ``validator`` counts as met
+    after it, ``expected_evidence`` the evidence types it produces, and ``score = len(closes)
+    + 0.1 × (evidence types new to the task)``; ranked by score, ties kept in the given order.
+
+    Example:
+        >>> ctx = TaskContext("t", "simple_question", "6 * 7?")
+        >>> ranked = score_steps(ctx, [PlannedStep("read_file", {"path": "x"}),
+        ...                            PlannedStep("answer", {"text": "42"})])
+        >>> [(s.tool, s.score, s.closes) for s in ranked]
+        [('answer', 2.1, ('answer', 'evidence')), ('read_file', 0.0, ())]
+    """
+    validator = validator or Validator()
+    missing = set(validator.validate(ctx).missing)
+    have = {e.type for e in ctx.evidence}
+    scored = []
+    for order, st in enumerate(steps):
+        after = apply_step(ctx, st.tool, st.inputs)
+        closes = tuple(
+            m for m in validator.validate(after).requirements if m.met and m.name in missing
+        )
+        new_ev = tuple(dict.fromkeys(e.type for e in after.evidence[len(ctx.evidence) :]))
+        gain = len(closes) + 0.1 * len([t for t in new_ev if t not in have])
+        step = replace(st, score=round(gain, 4), expected_evidence=new_ev,
+                       closes=tuple(m.name for m in closes), depth=depth)  # fmt: skip
+        scored.append((-step.score, order, step))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    return [step for _, _, step in scored]
 
 
 def _key(step: PlannedStep) -> str:

@@ -171,3 +171,41 @@ def test_replies_are_cached_and_replayed_without_the_server(tmp_path: Path) -> N
     )
     assert replay.plan(ctx) == first and first is not None and first.tool == "answer"
     assert replay.client.cache is not None and replay.client.cache.hits == 1
+
+
+def _proposals(body: dict[str, Any]) -> str:
+    """A model proposing three alternatives (one repeated) whatever the task."""
+    assert "Propose up to 3 DIFFERENT tool calls" in str(body["messages"][0]["content"])
+    steps = [
+        {"tool": "read_file", "inputs": {"path": "gcd.py"}, "reasoning": "look first"},
+        {
+            "tool": "write_file",
+            "inputs": {"path": "gcd.py", "content": DOCUMENTED},
+            "reasoning": "write it",
+        },
+        {"tool": "read_file", "inputs": {"path": "gcd.py"}, "reasoning": "again"},
+        {"tool": "finish", "reasoning": "or stop"},
+    ]
+    return "Options:\n" + json.dumps(steps)
+
+
+def test_llm_candidates_are_scored_by_what_they_would_close() -> None:
+    with FakeOpenAIServer(chat_handler=_proposals) as server:
+        planner = _planner(server)
+        ctx = TaskContext("t", "coding_task", "Implement gcd in Python")
+        ranked = planner.candidate_steps(ctx, n=3)
+    # the model listed read_file first; writing the code closes requirements, reading none
+    assert [s.tool for s in ranked] == ["write_file", "read_file"]
+    write, read = ranked
+    assert write.score > read.score == 0.0 and read.closes == ()
+    assert "code file" in write.closes and write.expected_evidence
+    assert write.reasoning == "write it" and read.reasoning == "look first"  # first proposal kept
+    assert len(planner.transcript) == 1
+
+
+def test_llm_candidates_refuse_a_reply_that_is_not_a_list() -> None:
+    with FakeOpenAIServer(chat_handler=lambda body: '{"tool": "answer"}') as server:
+        with pytest.raises(LLMError, match="not a JSON list of steps"):
+            _planner(server).candidate_steps(TaskContext("t", "simple_question", "?"))
+        with pytest.raises(LLMError, match="n >= 1"):
+            _planner(server).candidate_steps(TaskContext("t", "simple_question", "?"), n=0)
