@@ -3,8 +3,20 @@ exactly: tests written for the mutants that survived ``make mutation``."""
 
 from __future__ import annotations
 
-from costeer_lab.context import RuleBasedPlanner, TaskContext, document_task
+import pytest
+
+from costeer_lab.context import (
+    Output,
+    RuleBasedPlanner,
+    TaskContext,
+    document_task,
+    estimate_complexity,
+    extract_evidence,
+    register_file,
+)
+from costeer_lab.context._priority import check_complexity, check_priority
 from costeer_lab.context._simulate import apply_step
+from costeer_lab.errors import InvalidInputError
 
 CODE = '''"""Greatest common divisors."""
 import math
@@ -157,3 +169,133 @@ def test_a_short_readme_is_not_rewritten_by_the_planner() -> None:
     assert ("write_file", "README.md") in [(t, i.get("path")) for t, i, _ in _steps(planner, ctx)]  # type: ignore[attr-defined]
     ctx = apply_step(ctx, "write_file", {"path": "README.md", "content": "# a\n"})
     assert [t for t, _, _ in _steps(planner, ctx)] == ["run_python", "validate"]
+
+
+def test_answer_steps_are_reasoned_per_task_type_and_not_repeated() -> None:
+    planner = RuleBasedPlanner(answer="42", sources=["a.md"])
+    research = TaskContext("t", "research_task", "Summarise a.md")
+    assert _steps(planner, research) == [("read_file", {"path": "a.md"}, "read source a.md")]
+    research = apply_step(research, "read_file", {"path": "a.md"})
+    assert _steps(planner, research) == [
+        ("answer", {"text": "42", "sources": ["a.md"]}, "summarise the sources")
+    ]
+    for task_type in ("simple_question", "general_task"):
+        ctx = TaskContext("t", task_type, "6 * 7?")
+        assert _steps(planner, ctx) == [
+            ("answer", {"text": "42", "sources": ["a.md"]}, "answer the question")
+        ]
+        assert _steps(planner, apply_step(ctx, "answer", {"text": "42"})) == []
+    assert _steps(planner, apply_step(research, "answer", {"text": "42"})) == []
+
+
+def test_complexity_estimate_edges() -> None:
+    words = " ".join(["word"] * 60)
+    assert estimate_complexity(words, "general_task") == 2
+    assert estimate_complexity(words + " more", "general_task") == 3
+    assert estimate_complexity("x", "unknown_type") == 2
+    two = "Do:\n- a\n- b"
+    assert estimate_complexity(two, "simple_question") == 1
+    assert estimate_complexity(two + "\n  3) c", "simple_question") == 2
+    assert estimate_complexity("• a\n* b\n1. c", "research_task") == 4
+    assert estimate_complexity(words + " more\n- a\n- b\n- c", "coding_task") == 5
+    assert estimate_complexity("-a\n-b\n-c", "coding_task") == 3  # no space: not items
+
+
+def test_priority_and_complexity_checks() -> None:
+    assert check_priority(-3) == -3 and check_priority(0) == 0
+    for bad in (True, 1.0, "1", None):
+        with pytest.raises(
+            InvalidInputError, match=f"priority must be an integer .*; got {bad!r}"
+        ):
+            check_priority(bad)
+    assert [check_complexity(c) for c in (1, 5)] == [1, 5]
+    for bad in (0, 6, True, 2.0):
+        with pytest.raises(InvalidInputError, match=f"from 1 to 5; got {bad!r}"):
+            check_complexity(bad)
+
+
+def _ev(
+    action: str, output: Output, inputs: dict[str, object] | None = None
+) -> list[tuple[str, str, float, str, dict[str, object]]]:
+    refs = [
+        register_file(p, c, file_id=f"f{i}", action_id="a", now=1.0)
+        for i, (p, c) in enumerate(output.files.items())
+    ]
+    ev = extract_evidence(action, "a", inputs or {}, output, refs, now=1.0, first_index=1)
+    return [(e.type, e.content, e.confidence, e.source, dict(e.metadata)) for e in ev]
+
+
+def test_evidence_contents_and_metadata_are_exact() -> None:
+    doc = "d" * 51
+    created, (_, content, conf, src, meta) = _ev(
+        "write_file", Output(False, files={"g.md": "x" * 600})
+    )
+    assert created[2:4] == (0.5, "g.md")
+    assert (content, conf, src, meta) == ("x" * 500, 0.9, "g.md", {"chars": 600, "action_id": "a"})
+    assert [t for t, *_ in _ev("write_file", Output(True, files={"g.md": "y" * 50}))] == [
+        "file_creation"
+    ]
+    assert _ev("write_file", Output(True, files={"g.md": doc}))[1][:3] == (
+        "documentation",
+        doc,
+        0.9,
+    )
+    assert _ev("explain", Output(True, documentation=" " + doc + " ")) == [
+        ("documentation", doc, 0.8, "explain", {"action_id": "a"})
+    ]
+    assert _ev("explain", Output(True, documentation="z" * 50)) == []
+    # a blank code file is written but implements nothing
+    assert [t for t, *_ in _ev("write_file", Output(True, files={"b.py": "  \n"}))] == [
+        "file_creation"
+    ]
+    (run,) = _ev(
+        "execute",
+        Output(True, "r" * 2100, metadata={"returncode": 0, "duration_s": 0.5, "other": 1}),
+    )
+    assert run == (
+        "execution",
+        "r" * 2000,
+        1.0,
+        "execute",
+        {"returncode": 0, "duration_s": 0.5, "action_id": "a"},
+    )
+    assert _ev("run", Output(False, "x", metadata={"isolation": "ns"}))[0][2:] == (
+        0.2, "run", {"isolation": "ns", "action_id": "a"}
+    )  # fmt: skip
+    for given, want in ((0.0, 0.0), (1.0, 1.0), (-0.1, 1.0), (1.1, 1.0), ("0.5", 1.0)):
+        (val,) = _ev("validate", Output(True, "v" * 2100, metadata={"confidence": given}))
+        assert val == (
+            "validation",
+            "v" * 2000,
+            want,
+            "validate",
+            {"passed": True, "action_id": "a"},
+        )
+    (syn,) = _ev(
+        "synthesize", Output(False, "s" * 2100, metadata={"sources": ("b", 2)}), {"sources": ["a"]}
+    )
+    assert syn == (
+        "synthesis",
+        "s" * 2000,
+        0.3,
+        "synthesize",
+        {"sources": ["b", "2"], "action_id": "a"},
+    )
+    (syn,) = _ev("answer", Output(True, "ok"), {"sources": "a.md"})
+    assert syn[4] == {"sources": [], "action_id": "a"}
+
+
+def test_a_registered_file_has_an_exact_purpose_and_no_python_metadata_when_not_code() -> None:
+    long = "#  " + "p" * 250 + "\nrest"
+    ref = register_file("a.md", "\n  \n" + long, file_id="f", action_id="a", now=2.0)
+    assert ref.metadata.purpose == "p" * 200 and ref.metadata.language == "markdown"
+    assert ref.metadata.documentation == "\n  \n" + long
+    ref = register_file("a.py", '"""\n\n  Adds.\n"""\n', file_id="f", action_id="a", now=2.0)
+    assert ref.metadata.purpose == "Adds."
+    data = register_file("d.csv", "a,b\n", file_id="f", action_id="a", now=2.0)
+    assert (data.metadata.language, data.metadata.purpose, data.metadata.documentation) == (
+        "csv",
+        "",
+        "",
+    )
+    assert register_file("n.md", "", file_id="f", action_id="a", now=2.0).metadata.purpose == ""

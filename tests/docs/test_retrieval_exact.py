@@ -3,9 +3,16 @@ written for the mutants that survived ``make mutation``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 import pytest
 
-from costeer_lab.docs import reciprocal_rank_fusion
+from costeer_lab.docs import EmbeddingReranker, KeywordIndex, mmr_select, reciprocal_rank_fusion
+from costeer_lab.docs._rerank import rerank
+from costeer_lab.embed import get_embedder
 from costeer_lab.errors import InvalidInputError
 
 
@@ -15,3 +22,103 @@ def test_rrf_refuses_all_zero_weights_but_not_no_rankings() -> None:
         reciprocal_rank_fusion([["a"]], weights=[0.0])
     with pytest.raises(InvalidInputError, match="RRF k must be an int >= 0, got True"):
         reciprocal_rank_fusion([["a"]], k=True)
+
+
+def test_rrf_default_k_is_sixty_and_a_zero_weight_is_allowed() -> None:
+    assert reciprocal_rank_fusion([["a", "b"]]) == [("a", 1.0), ("b", pytest.approx(61 / 62))]
+    assert reciprocal_rank_fusion([["a"], ["b"]], k=0, weights=[0.0, 0.5]) == [
+        ("b", 1.0),
+        ("a", 0.0),
+    ]
+
+
+def test_mmr_edges() -> None:
+    vecs = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
+    assert mmr_select([0.9, 0.8, 0.1], vecs, 1) == [0]
+    assert mmr_select([0.5], vecs[:1], 3) == [0]
+    # lambda 0: diversity only (the first pick is the first candidate, then the least similar)
+    assert mmr_select([0.1, 0.9, 0.8], vecs, 2, lambda_mult=0.0) == [0, 2]
+    with pytest.raises(InvalidInputError, match=r"\(3, 1\) relevances"):
+        mmr_select(np.ones((3, 1)), vecs, 2)
+    with pytest.raises(InvalidInputError, match="within"):
+        mmr_select([0.1, 0.9, 0.8], vecs, 2, lambda_mult=-0.01)
+
+
+def test_keyword_relevance_below_a_scale_of_one_and_of_stopwords_only() -> None:
+    idx = KeywordIndex(["alpha beta", "beta gamma", "delta"])
+    assert 0 < idx.scale("beta") < 1
+    assert idx.relevance("beta").tolist() == pytest.approx([0.36697, 0.36697, 0.0], abs=1e-5)
+    none = idx.relevance("the of and")  # stopwords only: no term, scale 0
+    assert none.shape == (3,) and none.tolist() == [0.0, 0.0, 0.0]
+
+
+@dataclass(frozen=True)
+class _Hit:
+    name: str
+    score: float
+
+
+class _Fixed:
+    """A reranker of the protocol with fixed similarities (the first ``n`` of ``values``)."""
+
+    def __init__(self, values: list[float], weight: float) -> None:
+        self.values, self.weight = values, weight
+
+    def similarity(self, query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
+        return np.array(self.values[: len(texts)], dtype=np.float64)
+
+
+def test_rerank_blends_drops_beyond_k_and_keeps_ties_in_order() -> None:
+    hits = [_Hit("a", 0.9), _Hit("b", 0.5), _Hit("c", 0.1), _Hit("d", 0.0)]
+    got = rerank("q", hits, ["ta", "tb", "tc", "td"], _Fixed([0.0, 1.0, 0.6], 0.5), 3)
+    assert [h.name for h in got] == ["b", "a", "c"]
+    assert [h.score for h in got] == pytest.approx([0.75, 0.45, 0.35])
+    tied = rerank("q", hits, ["t"] * 4, _Fixed([0.5, 0.5, 0.5, 0.5], 1.0), 4)
+    assert [h.name for h in tied] == ["a", "b", "c", "d"]
+    assert rerank("q", [], [], _Fixed([], 0.5), 1) == []
+    assert [h.name for h in rerank("q", hits, ["t"], _Fixed([1.0], 0.5), 1)] == ["a"]
+    for k in (0, True, 1.5):
+        with pytest.raises(InvalidInputError, match=f"rerank_k must be a positive int, got {k}"):
+            rerank("q", hits, ["t"] * 4, _Fixed([], 0.5), k)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"a text per candidate: 2 < 3"):
+        rerank("q", hits, ["t", "t"], _Fixed([], 0.5), 3)
+
+
+def test_embedding_reranker_arguments_and_similarity() -> None:
+    emb = get_embedder("hashing", dim=256)
+    for weight in (0, 1, 0.25):
+        assert EmbeddingReranker(emb, weight=weight).weight == float(weight)
+    for floor in (0, 0.5):
+        assert EmbeddingReranker(emb, floor=floor).floor == float(floor)
+    for bad in (True, -0.01, 1.01, "0.5"):
+        with pytest.raises(
+            InvalidInputError, match=f"weight must be a number in .0, 1., got {bad!r}"
+        ):
+            EmbeddingReranker(emb, weight=bad)  # type: ignore[arg-type]
+    for bad in (True, -0.01, 1, 1.0, "0"):
+        with pytest.raises(
+            InvalidInputError, match=f"floor must be a number in .0, 1., got {bad!r}"
+        ):
+            EmbeddingReranker(emb, floor=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="cache_size must be >= 0, got -1"):
+        EmbeddingReranker(emb, cache_size=-1)
+    r = EmbeddingReranker(emb, weight=0.5, floor=0.25, cache_size=0)
+    assert repr(r) == f"<EmbeddingReranker {emb.id} weight=0.5 floor=0.25>"
+    empty = r.similarity("q", [])
+    assert empty.shape == (0,) and empty.dtype == np.float64
+    texts = ["retry failed requests", "failed requests", "bread dough", "retry failed requests"]
+    q, *vecs = emb.embed(["retry requests", *texts])
+    want = np.clip((np.array([float(v @ q) for v in vecs]) - 0.25) / 0.75, 0.0, 1.0)
+    got = r.similarity("retry requests", texts)
+    assert got.dtype == np.float64 and got.tolist() == pytest.approx(want.tolist(), abs=1e-6)
+    assert got[0] > got[1] > 0 and got[2] == 0.0 and got[0] == got[3]
+
+
+def test_the_reranker_cache_keeps_the_most_recent_texts() -> None:
+    emb = get_embedder("hashing", dim=256)
+    r = EmbeddingReranker(emb, cache_size=2)
+    first = r.similarity("q", ["a", "b", "c"]).tolist()
+    assert list(r._cache) == ["b", "c"]
+    assert r.similarity("q", ["b", "x"]).tolist()[0] == pytest.approx(first[1])
+    assert list(r._cache) == ["b", "x"]  # "b" was used again, so "c" went first
+    assert r.similarity("q", ["c", "a", "b"]).tolist() == pytest.approx(first[2:] + first[:2])
