@@ -3,16 +3,26 @@ exactly: tests written for the mutants that survived ``make mutation``."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from costeer_lab.context import (
     Output,
     RuleBasedPlanner,
     TaskContext,
+    detect_task_type,
+    docstring_examples,
+    document_python,
     document_task,
     estimate_complexity,
     extract_evidence,
+    find_test_references,
+    is_test_file,
+    read_tests,
     register_file,
+    with_test_coverage,
 )
 from costeer_lab.context._priority import check_complexity, check_priority
 from costeer_lab.context._simulate import apply_step
@@ -299,3 +309,67 @@ def test_a_registered_file_has_an_exact_purpose_and_no_python_metadata_when_not_
         "",
     )
     assert register_file("n.md", "", file_id="f", action_id="a", now=2.0).metadata.purpose == ""
+
+
+def test_task_type_detection_edges() -> None:
+    q25 = " ".join(["why"] * 24) + " now?"
+    assert detect_task_type(f"  {q25}  ") == "simple_question"
+    assert detect_task_type("why " + q25) == "general_task"  # 26 words
+    assert detect_task_type("Is it raining? Tell me") == "general_task"
+    assert detect_task_type("fix solver.py please") == "coding_task"
+    assert detect_task_type("Review the papers?") == "research_task"
+    for bad in ("  \n", 3, None):
+        with pytest.raises(InvalidInputError, match=re.escape(f"non-empty string; got {bad!r}")):
+            detect_task_type(bad)  # type: ignore[arg-type]
+
+
+def test_docstring_examples_edges() -> None:
+    doc = "Adds.\n\n  >>> a = 1\n  >>> a + 1\n  2\n\ntext\n\t>>> b\n        c\n"
+    assert docstring_examples(doc) == (">>> a = 1\n>>> a + 1\n2", ">>> b\nc")
+    assert docstring_examples("") == () and docstring_examples(None) == ()
+    sec = "Adds.\n\n  Usage :\n      x = add(1)\n\n      y = x\n  Returns: z\nExamples:\n"
+    assert docstring_examples(sec) == ("x = add(1)\n\ny = x",)
+    assert docstring_examples("EXAMPLE:\n  f()\nUsage:\n  g()\n") == ("f()", "g()")
+
+
+def test_test_references_edges() -> None:
+    tests = {
+        "t/test_a.py": (
+            "import m\n\ndef helper():\n    m.hidden()\n\n"
+            "class TestShape:\n    def test_area(self):\n        assert m.area() == 1\n"
+            "    def check(self):\n        m.other()\n\n"
+            "class Shapes:\n    def test_no(self):\n        m.nope()\n\n"
+            "async def test_async():\n    await m.run()\n"
+        ),
+        "t/bad_test.py": "def test_x(:\n",
+    }
+    assert find_test_references(tests) == {
+        "area": ("t/test_a.py::TestShape::test_area",),
+        "m": ("t/test_a.py::TestShape::test_area", "t/test_a.py::test_async"),
+        "run": ("t/test_a.py::test_async",),
+    }
+    assert [is_test_file(p) for p in ("a/test_x.py", "x_test.py", "test_x.txt", "tests.py")] == [
+        True, True, False, False
+    ]  # fmt: skip
+
+
+def test_coverage_fills_methods_and_nested_classes_from_a_folder(tmp_path: Path) -> None:
+    src = (
+        "class A:\n    def run(self):\n        pass\n"
+        "    class B:\n        def go(self):\n            pass\n\ndef f():\n    pass\n"
+    )
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "test_a.py").write_text("def test_a():\n    A().run()\n    B().go()\n")
+    (tmp_path / "helper.py").write_text("def test_h():\n    f()\n")
+    assert read_tests(tmp_path) == {
+        "sub/test_a.py": "def test_a():\n    A().run()\n    B().go()\n"
+    }
+    ref = with_test_coverage(document_python(src, "a.py"), tmp_path)
+    (a,) = ref.classes
+    assert a.tested_by == ("sub/test_a.py::test_a",)
+    assert [(m.name, m.tested_by) for m in a.methods] == [("run", ("sub/test_a.py::test_a",))]
+    (b,) = a.classes
+    assert b.tested_by == ("sub/test_a.py::test_a",) and b.methods[0].tested_by == (
+        "sub/test_a.py::test_a",
+    )
+    assert [(f.name, f.tested_by) for f in ref.functions] == [("f", ())]
