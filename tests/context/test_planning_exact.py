@@ -24,8 +24,10 @@ from costeer_lab.context import (
     register_file,
     with_test_coverage,
 )
+from costeer_lab.context._append import append_action
 from costeer_lab.context._priority import check_complexity, check_priority
-from costeer_lab.context._simulate import apply_step
+from costeer_lab.context._records import ActionContext
+from costeer_lab.context._simulate import apply_step, expected_output
 from costeer_lab.errors import InvalidInputError
 
 CODE = '''"""Greatest common divisors."""
@@ -373,3 +375,60 @@ def test_coverage_fills_methods_and_nested_classes_from_a_folder(tmp_path: Path)
         "sub/test_a.py::test_a",
     )
     assert [(f.name, f.tested_by) for f in ref.functions] == [("f", ())]
+
+
+def test_expected_outputs_of_each_tool() -> None:
+    assert expected_output("write_file", {"path": "a.py", "content": "x"}) == Output(
+        True, "wrote a.py", files={"a.py": "x"}
+    )
+    assert expected_output("write_file", {}) == Output(True, "wrote ", files={"": ""})
+    for tool in ("run_python", "evaluate"):
+        assert expected_output(tool, {"path": "a.py"}) == Output(
+            True, "", metadata={"returncode": 0}
+        )
+    assert expected_output("answer", {"text": 42, "sources": ["s"]}) == Output(
+        True, "42", metadata={"sources": ["s"]}
+    )
+    assert expected_output("answer", {}) == Output(True, "", metadata={"sources": []})
+    assert expected_output("read_file", {"path": "a"}) == Output(True, "")
+
+
+def test_a_simulated_step_is_recorded_at_the_context_time_with_its_threshold() -> None:
+    ctx = TaskContext("t", "general_task", "Explain", updated_at=7.5)
+    doc = "word " * 12  # 60 characters: documentation at the default 50, not at 80
+    out = apply_step(ctx, "write_file", {"path": "n.md", "content": doc})
+    assert [(e.type, e.timestamp) for e in out.evidence] == [
+        ("file_creation", 7.5), ("documentation", 7.5)
+    ]  # fmt: skip
+    out = apply_step(ctx, "write_file", {"path": "n.md", "content": doc}, doc_min_chars=80)
+    assert [e.type for e in out.evidence] == ["file_creation"]
+
+
+def test_appended_actions_number_files_and_evidence_on() -> None:
+    ctx = apply_step(
+        TaskContext("t", "coding_task", "Write"),
+        "write_file",
+        {"path": "a.py", "content": "x = 1"},
+    )
+    why = ActionContext("p1", "because")
+    inputs = {"path": "b.py"}
+    done = append_action(
+        ctx, "write_file", inputs, Output(False, "w", files={"b.py": "y = 2", "a.py": "x = 2"}),
+        now=9.0, doc_min_chars=50, action_context=why,
+    )  # fmt: skip
+    assert done.action.id == "act-0002" and done.action.context == why
+    assert (done.action.type, done.action.timestamp, done.action.success) == (
+        "write_file",
+        9.0,
+        False,
+    )
+    assert done.action.inputs == inputs and done.action.inputs is not inputs
+    assert [(f.path, f.id, f.created_by) for f in done.context.files] == [
+        ("a.py", "file-0001", "act-0001"), ("b.py", "file-0002", "act-0002")
+    ]  # fmt: skip
+    assert [f.path for f in done.new_files] == ["b.py", "a.py"]
+    assert [e.id for e in done.evidence] == ["ev-0003", "ev-0004", "ev-0005", "ev-0006"]
+    assert done.action.evidence == ("ev-0003", "ev-0004", "ev-0005", "ev-0006")
+    assert done.context.evidence[:2] == ctx.evidence and done.context.actions[0] == ctx.actions[0]
+    plain = append_action(ctx, "validate", {}, Output(True), now=1.0, doc_min_chars=50)
+    assert plain.action.context == ActionContext() and plain.new_files == ()

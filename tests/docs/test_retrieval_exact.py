@@ -3,6 +3,7 @@ written for the mutants that survived ``make mutation``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -122,3 +123,13 @@ def test_the_reranker_cache_keeps_the_most_recent_texts() -> None:
     assert r.similarity("q", ["b", "x"]).tolist()[0] == pytest.approx(first[1])
     assert list(r._cache) == ["b", "x"]  # "b" was used again, so "c" went first
     assert r.similarity("q", ["c", "a", "b"]).tolist() == pytest.approx(first[2:] + first[:2])
+
+
+def test_keyword_scale_is_the_sum_of_the_query_terms_idf() -> None:
+    idx = KeywordIndex(["alpha beta", "beta gamma"])
+    assert idx.scale("beta") == pytest.approx(math.log(1 + 0.5 / 2.5))
+    assert idx.scale("zzz") == pytest.approx(math.log(1 + 2.5 / 0.5))
+    assert idx.scale("alpha") == pytest.approx(math.log(1 + 1.5 / 1.5))
+    assert idx.scale("beta beta zzz the") == pytest.approx(math.log(1.2) + math.log(6))
+    assert idx.scale("the") == 0.0
+    assert KeywordIndex([]).scale("x") == pytest.approx(math.log(2))
