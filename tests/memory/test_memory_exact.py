@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from costeer_lab.errors import InvalidInputError, NotFoundError
+from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
 from costeer_lab.memory import FailureMemory
 from costeer_lab.memory._failure import failure_signature
+from costeer_lab.memory._template import make_template
 
 
 def test_a_failure_signature_without_a_type_is_the_message_fingerprint() -> None:
@@ -81,3 +82,39 @@ def test_a_match_carries_the_stored_failure(fm: FailureMemory) -> None:
     )  # fmt: skip
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)
     assert fm.search_similar_failures("'open'", threshold=0.99) == []  # the type is part of it
+
+
+def test_a_template_abstracts_every_kind_of_literal_and_strips_every_docstring() -> None:
+    code = (
+        '"""Module."""\n'
+        "class A:\n"
+        '    """Doc."""\n'
+        "async def f(x=3.5, y=2, z=None, w=True, e=..., b=b'x', c=1j, d=0, o=1):\n"
+        '    """Doc."""\n'
+        "    return f'{x}' + 'a' + str(2.0) + str(False)\n"
+        "def g():\n"
+        '    """Only doc."""\n'
+        "def h():\n"
+        "    x = 1\n"
+        "    'not a docstring'\n"
+    )
+    assert make_template(code) == (
+        "class A:\n    pass\n\n"
+        "async def f(x=<num>, y=2, z=None, w=True, e=..., b='<str>', c=<num>, d=0, o=1):\n"
+        "    return '<str>' + '<str>' + str(2.0) + str(False)\n\n"
+        "def g():\n    pass\n\n"
+        "def h():\n    x = 1\n    '<str>'"
+    )
+
+
+def test_a_template_refuses_what_is_not_python_code() -> None:
+    with pytest.raises(MemoryRefusedError, match=r"^code must be a str, got bytes$") as info:
+        make_template(b"x = 1")  # type: ignore[arg-type]
+    assert info.value.kind == "invalid"
+    with pytest.raises(
+        MemoryRefusedError,
+        match=r"^code does not parse as Python \(line 1: .*\); only working code is stored as a "
+        "pattern$",
+    ) as info:
+        make_template("def f(:\n")
+    assert info.value.kind == "syntax"
