@@ -3,12 +3,19 @@ written for the mutants that survived ``make mutation``."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
-from costeer_lab.memory import FailureMemory
+from costeer_lab.memory import FailureMemory, open_memory
 from costeer_lab.memory._failure import failure_signature
+from costeer_lab.memory._strategy import LoopMemory, memory_arm, task_pattern
 from costeer_lab.memory._template import make_template
+from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
+from costeer_lab.store import get_store
+
+OK_FB = SingleFeedback("ok", final_decision=True)
 
 
 def test_a_failure_signature_without_a_type_is_the_message_fingerprint() -> None:
@@ -118,3 +125,90 @@ def test_a_template_refuses_what_is_not_python_code() -> None:
     ) as info:
         make_template("def f(:\n")
     assert info.value.kind == "syntax"
+
+
+def test_a_task_pattern_is_exact() -> None:
+    task = Task("s/1", "add", "", formulation="a + b")
+    ws = Workspace({"main.py": "def add(a, b):\n    return a + b\n"})
+    assert task_pattern(task, ws) == {
+        "problem_type": "task",
+        "code": ws.code,
+        "description": "add\na + b",
+        "metadata": {"task": task.to_dict(), "workspace": ws.to_dict()},
+    }
+
+
+def test_a_pattern_stored_without_its_task_is_handed_over_as_a_plain_knowledge() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing", threshold=0.0, limit=1)
+    code = "def rev(s):\n    return s[::-1]\n"
+    pid = kb.memory.patterns.store_pattern("strings", code, description="reverse a string")
+    task = Task("s/rev", "reverse", "reverse a string", category="strings")
+    (sk,) = rag.query(kb, [task], {}, run_id="r", attempt=0).similar_successful[task.id]
+    k = sk.knowledge
+    assert (k.id, k.task.id, k.task.name, k.task.description, k.task.category) == (
+        pid, pid, "strings", "reverse a string", "strings"
+    )  # fmt: skip
+    assert k.implementation.files == {"main.py": code}
+    assert (k.feedback.execution, k.feedback.final_decision) == ("pattern memory", True)
+    kb.memory.close()
+
+
+def test_fixes_come_from_other_tasks_once_each_and_only_after_a_failure() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing", threshold=0.99)
+    fps = ("KeyError: <str>", "ValueError: bad")
+    mine = kb.memory.failures.store_failure("", fps[0], "df['a']", task_id="t/1", iteration=1)
+    other = kb.memory.failures.store_failure("", fps[0], "df['b']", iteration=2)
+    for fid in (mine, other):
+        assert fid is not None
+        kb.memory.failures.update_solution(fid, "df['$b']")
+    task = Task("t/1", "t", "d")
+    failed = SingleFeedback("KeyError", final_decision=False, error_fingerprints=(*fps, fps[0]))
+    ok = SingleFeedback("ok", final_decision=True, error_fingerprints=fps)
+    for last in (None, ok, SingleFeedback("x", final_decision=False)):
+        assert rag.query(kb, [task], {task.id: last}, run_id="r", attempt=1).error_fixes == {}
+    (fix,) = rag.query(kb, [task], {task.id: failed}, run_id="r", attempt=1).error_fixes[task.id]
+    assert (fix.fingerprint, fix.error_text, fix.score) == (fps[0], fps[0], pytest.approx(1.0))
+    assert fix.failed.task == fix.fixed.task == Task(other, "failure", fps[0])
+    assert fix.failed.id == fix.fixed.id == other
+    assert fix.failed.implementation.files == {"main.py": "df['b']"}
+    assert fix.fixed.implementation.files == {"main.py": "df['$b']"}
+    assert (fix.failed.feedback.execution, fix.failed.feedback.final_decision) == (fps[0], False)
+    assert (fix.fixed.feedback.execution, fix.fixed.feedback.final_decision) == ("solved", True)
+    kb.memory.close()
+
+
+def test_learning_from_a_step_stores_failures_with_the_attempt_and_skips_empty_code() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing")
+    task = Task("t/1", "t", "d")
+    rag.query(kb, [], {}, run_id="r", attempt=4)
+    failed = SingleFeedback("e", final_decision=False, error_fingerprints=("ValueError: a",) * 2)
+    rag.generate_knowledge(kb, [(task, Workspace({"main.py": "x"}), failed)], run_id="r")
+    (fid,) = kb.memory.failures.open_failures(task.id)
+    rec = kb.memory.failures.get_failure(fid)
+    assert (rec["iteration"], rec["code_context"], rec["error_message"]) == (
+        4,
+        "x",
+        "ValueError: a",
+    )
+    rag.generate_knowledge(kb, [(task, Workspace({"main.py": "  "}), OK_FB)], run_id="other")
+    assert len(kb.memory.patterns) == 0 and kb.memory.failures.open_failures(task.id) == [fid]
+    # an unparsable success is no pattern, but still solves the task's failures
+    rag.generate_knowledge(kb, [(task, Workspace({"main.py": "def f(:"}), OK_FB)], run_id="r")
+    assert len(kb.memory.patterns) == 0 and kb.memory.failures.open_failures(task.id) == []
+    assert rag.limit is None and rag.failure_threshold is None and rag.threshold is None
+    kb.memory.close()
+
+
+def test_a_flagged_seed_is_skipped_and_the_others_stored(caplog: pytest.LogCaptureFixture) -> None:
+    kb = LoopMemory(open_memory(":memory:", embedder="hashing"))
+    bad = Knowledge(Task("h/160", "e", "eval it"), Workspace({"main.py": "eval(input())"}), OK_FB)
+    good = Knowledge(
+        Task("h/1", "a", "add"), Workspace({"main.py": "def a(x):\n    return x\n"}), OK_FB
+    )
+    with caplog.at_level(logging.INFO, logger="costeer_lab.memory._strategy"):
+        ids = kb.add_seed_knowledge([bad, good])
+    assert len(ids) == 1 and len(kb.memory.patterns) == 1
+    (msg,) = [r.getMessage() for r in caplog.records if "seed" in r.getMessage()]
+    assert msg.startswith("pattern memory: seed 'h/160' not stored: ") and "eval" in msg
+    kb.close()
+    kb.memory.close()
