@@ -9,6 +9,7 @@ import pytest
 
 from costeer_lab.errors import InvalidInputError, MemoryRefusedError, NotFoundError
 from costeer_lab.memory import FailureMemory, open_memory
+from costeer_lab.memory._base import SEARCH_KIND, check_text, refuse_credentials
 from costeer_lab.memory._failure import failure_signature
 from costeer_lab.memory._strategy import LoopMemory, memory_arm, task_pattern
 from costeer_lab.memory._template import make_template
@@ -213,3 +214,70 @@ def test_a_flagged_seed_is_skipped_and_the_others_stored(caplog: pytest.LogCaptu
     assert msg.startswith("pattern memory: seed 'h/160' not stored: ") and "eval" in msg
     kb.close()
     kb.memory.close()
+
+
+def test_text_checks_name_the_argument() -> None:
+    assert check_text("", "x") == "" and check_text(" a ", "x", empty=False) == " a "
+    with pytest.raises(InvalidInputError, match=r"^task_id must be a str, got int 3$"):
+        check_text(3, "task_id")
+    with pytest.raises(InvalidInputError, match=r"^s must be a str, got bytes b'a{58}$"):
+        check_text(b"a" * 80, "s")
+    with pytest.raises(InvalidInputError, match=r"^solution must be a non-empty str, got ' \\n'$"):
+        check_text(" \n", "solution", empty=False)
+
+
+def test_a_credential_refusal_counts_the_other_findings() -> None:
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    refuse_credentials([("code", "x = 1")], "a thing")
+    with pytest.raises(
+        MemoryRefusedError, match=r"^refusing to store a thing: its b contains "
+    ) as info:
+        refuse_credentials(
+            [("a", "ok"), ("b", f"k = '{key}'\nj = '{key}'"), ("c", key)], "a thing"
+        )
+    assert "(and 1 more finding(s)); credentials are never stored" in str(info.value)
+    assert key not in str(info.value) and info.value.kind.startswith("credential:")
+    with pytest.raises(MemoryRefusedError) as info:
+        refuse_credentials([("b", f"k = '{key}'")], "a thing")
+    assert "more finding" not in str(info.value)
+
+
+def test_search_thresholds_and_limits_are_checked_at_their_bounds(fm: FailureMemory) -> None:
+    for ok in (-1, 1, 1.0, -1.0):
+        assert fm.search_similar_failures("KeyError: 'x'", threshold=ok) == []
+    for bad in (1.0001, -1.5):
+        with pytest.raises(
+            InvalidInputError, match=rf"^threshold must be in \[-1, 1\] \(cosine\), got {bad}$"
+        ):
+            fm.search_similar_failures("e", threshold=bad)
+    for bad in (True, "0.5"):
+        with pytest.raises(
+            InvalidInputError, match=r"^threshold must be a number in \[-1, 1\], got "
+        ):
+            fm.search_similar_failures("e", threshold=bad)  # type: ignore[arg-type]
+    assert fm.search_similar_failures("e", limit=1) == []
+    for bad in (0, True, 1.0):
+        with pytest.raises(InvalidInputError, match=rf"^limit must be an int >= 1, got {bad!r}$"):
+            fm.search_similar_failures("e", limit=bad)  # type: ignore[arg-type]
+
+
+def test_a_search_is_logged_exactly(fm: FailureMemory) -> None:
+    fid = fm.store_failure("KeyError", "'a'")
+    assert fid is not None
+    fm.update_solution(fid, "fix")
+    fm.search_similar_failures("KeyError: 'b'", threshold=0.5)
+    fm.search_similar_failures("ZeroDivisionError: x", threshold=0.99)
+    fm.search_similar_failures("KeyError: 'b'", record=False)
+    logs = [rec for _, rec in fm.store.iter_records(SEARCH_KIND)]
+    for rec in logs:
+        assert isinstance(rec.pop("t"), float)
+    assert logs == [
+        {
+            "memory": "failure",
+            "hits": 1,
+            "best": pytest.approx(1.0),
+            "threshold": 0.5,
+            "ids": [fid],
+        },
+        {"memory": "failure", "hits": 0, "best": None, "threshold": 0.99, "ids": []},
+    ]
