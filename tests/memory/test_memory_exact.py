@@ -250,11 +250,11 @@ def test_search_thresholds_and_limits_are_checked_at_their_bounds(fm: FailureMem
             InvalidInputError, match=rf"^threshold must be in \[-1, 1\] \(cosine\), got {bad}$"
         ):
             fm.search_similar_failures("e", threshold=bad)
-    for bad in (True, "0.5"):
+    for wrong in (True, "0.5"):
         with pytest.raises(
             InvalidInputError, match=r"^threshold must be a number in \[-1, 1\], got "
         ):
-            fm.search_similar_failures("e", threshold=bad)  # type: ignore[arg-type]
+            fm.search_similar_failures("e", threshold=wrong)  # type: ignore[arg-type]
     assert fm.search_similar_failures("e", limit=1) == []
     for bad in (0, True, 1.0):
         with pytest.raises(InvalidInputError, match=rf"^limit must be an int >= 1, got {bad!r}$"):
