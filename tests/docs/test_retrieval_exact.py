@@ -7,11 +7,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import bm25s
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from costeer_lab.docs import EmbeddingReranker, KeywordIndex, mmr_select, reciprocal_rank_fusion
+from costeer_lab.docs import (
+    EmbeddingReranker,
+    KeywordIndex,
+    keyword_tokens,
+    mmr_select,
+    reciprocal_rank_fusion,
+)
 from costeer_lab.docs._rerank import rerank
 from costeer_lab.embed import get_embedder
 from costeer_lab.errors import InvalidInputError
@@ -133,3 +140,16 @@ def test_keyword_scale_is_the_sum_of_the_query_terms_idf() -> None:
     assert idx.scale("beta beta zzz the") == pytest.approx(math.log(1.2) + math.log(6))
     assert idx.scale("the") == 0.0
     assert KeywordIndex([]).scale("x") == pytest.approx(math.log(2))
+
+
+def test_keyword_k1_and_b_reach_bm25s_and_rows_are_int64() -> None:
+    texts = ["mean mean mean close price", "mean close", "close volume spike now", "other"]
+    idx = KeywordIndex(texts, k1=0.9, b=0.3)
+    reference = bm25s.BM25(k1=0.9, b=0.3, method="lucene")
+    reference.index([keyword_tokens(t) for t in texts], show_progress=False)
+    np.testing.assert_allclose(
+        idx.scores("mean close"), reference.get_scores(["mean", "close"]), rtol=1e-6
+    )
+    assert not np.allclose(idx.scores("mean close"), KeywordIndex(texts).scores("mean close"))
+    rows, scores = idx.top_k("mean close", 2)
+    assert rows.dtype == np.int64 and rows.tolist() == [0, 1] and scores.dtype == np.float32
