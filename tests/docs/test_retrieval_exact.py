@@ -4,8 +4,10 @@ written for the mutants that survived ``make mutation``."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -13,11 +15,18 @@ import numpy.typing as npt
 import pytest
 
 from costeer_lab.docs import (
+    DocumentKB,
     EmbeddingReranker,
     KeywordIndex,
     keyword_tokens,
     mmr_select,
     reciprocal_rank_fusion,
+)
+from costeer_lab.docs._evaluate import (
+    LabelledQuery,
+    evaluate_retrieval,
+    load_labelled_queries,
+    score_hits,
 )
 from costeer_lab.docs._rerank import rerank
 from costeer_lab.embed import get_embedder
@@ -153,3 +162,50 @@ def test_keyword_k1_and_b_reach_bm25s_and_rows_are_int64() -> None:
     assert not np.allclose(idx.scores("mean close"), KeywordIndex(texts).scores("mean close"))
     rows, scores = idx.top_k("mean close", 2)
     assert rows.dtype == np.int64 and rows.tolist() == [0, 1] and scores.dtype == np.float32
+
+
+def _hit(source: str, section: str) -> dict[str, object]:
+    return {"metadata": {"source": source, "section_title": section}}
+
+
+def test_score_hits_counts_recall_at_k_and_the_first_relevant_rank() -> None:
+    q = LabelledQuery("q", (("g", "A"), ("g", "B")))
+    hits = [_hit("g", "X"), {"metadata": None}, _hit("g", "B"), _hit("g", "A")]
+    assert score_hits(q, hits, k=3) == (0.5, pytest.approx(1 / 3))
+    assert score_hits(q, hits, k=4) == (1.0, pytest.approx(1 / 3))
+    assert score_hits(q, hits[:2], k=5) == (0.0, 0.0)
+    assert score_hits(q, [{}, _hit("g", "A")], k=1) == (0.0, 0.5)
+
+
+def test_labelled_queries_are_read_and_checked(tmp_path: Path) -> None:
+    good = tmp_path / "q.yaml"
+    good.write_text("- query: retry\n  relevant:\n    - {source: g, section: 1}\n")
+    assert load_labelled_queries(good) == [LabelledQuery("retry", (("g", "1"),))]
+    cases = {
+        "[]": "must hold a non-empty YAML list of queries",
+        "{a: 1}": "must hold a non-empty YAML list of queries",
+        "- {query: x}": r"entry 0: expected \{query: str, relevant: \[\{source: str, section: "
+        r"str\}, \.\.\.\]\}, got \{'query': 'x'\}",
+        "- {query: x, relevant: [{source: g, section: s}]}\n- {query: y, relevant: [1]}": (
+            r"entry 1: expected"
+        ),
+        "- {query: ' ', relevant: [{source: g, section: s}]}": "entry 0: empty query or relevant",
+        "- {query: x, relevant: []}": "entry 0: empty query or relevant list",
+    }
+    for text, message in cases.items():
+        good.write_text(text)
+        with pytest.raises(InvalidInputError, match=f"^{re.escape(repr(str(good)))}.*{message}"):
+            load_labelled_queries(good)
+
+
+def test_evaluate_retrieval_means_over_queries(tmp_path: Path) -> None:
+    kb = DocumentKB("ev", ":memory:", embedder="hashing")
+    kb.add_text("# Retries\n\nSet max_retries to retry failed requests.", path="guide.md")
+    kb.add_text("# Bread\n\nKnead the dough for ten minutes.", path="bread.md")
+    retries = LabelledQuery("max_retries failed requests", (("text", "Retries"),))
+    nothing = LabelledQuery("max_retries failed requests", (("x.md", "X"),))
+    scores = evaluate_retrieval(kb, [retries, nothing], k=1, depth=2, mode="keyword")
+    assert (scores.recall, scores.mrr, scores.per_query) == (0.5, 0.5, ((1.0, 1.0), (0.0, 0.0)))
+    with pytest.raises(InvalidInputError, match="needs at least one query"):
+        evaluate_retrieval(kb, [])
+    kb.close()
