@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -164,15 +165,20 @@ def test_keyword_k1_and_b_reach_bm25s_and_rows_are_int64() -> None:
     assert rows.dtype == np.int64 and rows.tolist() == [0, 1] and scores.dtype == np.float32
 
 
-def _hit(source: str, section: str) -> dict[str, object]:
+def _hit(source: str, section: str) -> dict[str, Any]:
     return {"metadata": {"source": source, "section_title": section}}
 
 
 def test_score_hits_counts_recall_at_k_and_the_first_relevant_rank() -> None:
     q = LabelledQuery("q", (("g", "A"), ("g", "B")))
-    hits = [_hit("g", "X"), {"metadata": None}, _hit("g", "B"), _hit("g", "A")]
-    assert score_hits(q, hits, k=3) == (0.5, pytest.approx(1 / 3))
-    assert score_hits(q, hits, k=4) == (1.0, pytest.approx(1 / 3))
+    hits: list[dict[str, Any]] = [
+        _hit("g", "X"),
+        {"metadata": None},
+        _hit("g", "B"),
+        _hit("g", "A"),
+    ]
+    assert score_hits(q, hits, k=3) == (0.5, 1 / 3)
+    assert score_hits(q, hits, k=4) == (1.0, 1 / 3)
     assert score_hits(q, hits[:2], k=5) == (0.0, 0.0)
     assert score_hits(q, [{}, _hit("g", "A")], k=1) == (0.0, 0.5)
 
