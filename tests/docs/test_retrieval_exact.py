@@ -215,3 +215,9 @@ def test_evaluate_retrieval_means_over_queries(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="needs at least one query"):
         evaluate_retrieval(kb, [])
     kb.close()
+
+
+def test_snake_case_parts_leave_stopwords_out_and_scores_are_float32() -> None:
+    assert keyword_tokens("set_the_value of it") == ["set_the_value", "set", "value"]
+    idx = KeywordIndex(["alpha beta", "beta"])
+    assert idx.scores("beta").dtype == np.float32 and idx.scores("zzz").dtype == np.float32
