@@ -4,6 +4,7 @@ written for the mutants that survived ``make mutation``."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
@@ -281,3 +282,25 @@ def test_a_search_is_logged_exactly(fm: FailureMemory) -> None:
         },
         {"memory": "failure", "hits": 0, "best": None, "threshold": 0.99, "ids": []},
     ]
+
+
+def test_each_failure_argument_is_checked_by_name(fm: FailureMemory) -> None:
+    calls: dict[str, tuple[Any, ...]] = {
+        "error_type": (3, "m"),
+        "error_message": ("KeyError", 3),
+        "code_context": ("KeyError", "m", 3),
+        "task_id": ("KeyError", "m", "", 3),
+    }
+    for name, args in calls.items():
+        with pytest.raises(InvalidInputError, match=f"^{name} must be a str, got int 3$"):
+            fm.store_failure(*args)
+    with pytest.raises(InvalidInputError, match=r"^failure_id must be a non-empty str, got ' '$"):
+        fm.get_failure(" ")
+    with pytest.raises(InvalidInputError, match=r"^solution must be a non-empty str, got ' '$"):
+        fm.update_solution("failure:x", " ")
+    with pytest.raises(InvalidInputError, match=r"^task_id must be a str, got int 3$"):
+        fm.open_failures(3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"^error_message must be a str, got int 3$"):
+        fm.search_similar_failures(3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"^error_type must be a str, got int 3$"):
+        fm.search_similar_failures("m", error_type=3)  # type: ignore[arg-type]
