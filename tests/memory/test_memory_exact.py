@@ -91,6 +91,8 @@ def test_a_match_carries_the_stored_failure(fm: FailureMemory) -> None:
     )  # fmt: skip
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)
     assert fm.search_similar_failures("'open'", threshold=0.99) == []  # the type is part of it
+    (same,) = fm.search_similar_failures("KeyError: 'open'", threshold=0.99)  # no type given
+    assert same.id == fid
 
 
 def test_a_template_abstracts_every_kind_of_literal_and_strips_every_docstring() -> None:
