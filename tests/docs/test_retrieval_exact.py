@@ -23,6 +23,14 @@ from costeer_lab.docs import (
     mmr_select,
     reciprocal_rank_fusion,
 )
+from costeer_lab.docs._chunk import (
+    Chunk,
+    FileType,
+    Section,
+    chunk_text,
+    split_pieces,
+    split_sections,
+)
 from costeer_lab.docs._evaluate import (
     LabelledQuery,
     evaluate_retrieval,
@@ -221,3 +229,79 @@ def test_snake_case_parts_leave_stopwords_out_and_scores_are_float32() -> None:
     assert keyword_tokens("set_the_value of it") == ["set_the_value", "set", "value"]
     idx = KeywordIndex(["alpha beta", "beta"])
     assert idx.scores("beta").dtype == np.float32 and idx.scores("zzz").dtype == np.float32
+
+
+def test_split_pieces_exact() -> None:
+    assert split_pieces("aaa bbb ccc ddd", size=8, overlap=4) == ["aaa bbb", "bbb ccc", "ccc ddd"]
+    paras = "para one here\n\npara two here\n\n  \n\npara three"
+    assert split_pieces(paras, size=14) == ["para one here", "para two here", "para three"]
+    assert split_pieces("x" * 20, size=8) == ["xxxxxxxx", "xxxxxxxx", "xxxx"]
+    assert split_pieces("alpha beta\ngamma delta epsilon", size=11, overlap=5) == [
+        "alpha beta", "beta gamma", "gamma delta", "epsilon"
+    ]  # fmt: skip
+    assert split_pieces("  \n ", size=1) == [] and split_pieces(" ab ", size=2) == ["ab"]
+    for size in (0, True, 2.0):
+        with pytest.raises(
+            InvalidInputError, match=f"chunk size must be a positive int, got {size!r}"
+        ):
+            split_pieces("x", size)  # type: ignore[arg-type]
+    for overlap in (-1, 5, True):
+        with pytest.raises(
+            InvalidInputError,
+            match=rf"chunk overlap must be an int in \[0, size // 2 = 4\], got {overlap!r}",
+        ):
+            split_pieces("x", 9, overlap)
+
+
+def _sections(text: str, kind: FileType, offset: int = 0) -> list[tuple[str, str, int, int, str]]:
+    found = split_sections(text, kind, title="m.py" if kind == "python" else "d", offset=offset)
+    return [(s.title, s.heading, s.level, s.start_line, s.body) for s in found]
+
+
+def test_sections_of_python_markdown_and_rst_are_exact() -> None:
+    py = (
+        '"""Mod."""\nclass A:\n    """A doc."""\n    async def f(self):\n'
+        '        """F doc."""\n    def g(self): pass\n'
+    )
+    assert _sections(py, "python") == [
+        ("m.py", "module m.py", 1, 1, "Mod."),
+        ("A", "class A", 2, 2, "A doc."),
+        ("A.f", "def A.f", 3, 4, "F doc."),
+    ]  # fmt: skip
+    with pytest.raises(InvalidInputError, match=r"cannot parse Python file 'm.py': "):
+        split_sections("def f(:", "python", title="m.py")
+    md = "pre\n~~~\n# no\n```\n# still no\n~~~\n## Two ##  \nbody"
+    assert _sections(md, "markdown", 3) == [
+        ("d", "", 0, 4, "pre\n~~~\n# no\n```\n# still no\n~~~"),
+        ("Two", "## Two ##", 2, 10, "body"),
+    ]  # fmt: skip
+    rst = "=====\nTop\n=====\nintro\nSub\n---\nx\nShort\n--\ny\nOther\n=====\nz"
+    assert _sections(rst, "rst", 1) == [
+        ("Top", "Top", 1, 3, "intro"),
+        ("Sub", "Sub", 2, 6, "x\nShort\n--\ny"),
+        ("Other", "Other", 1, 12, "z"),
+    ]  # fmt: skip
+    assert split_sections("  text \n", "text", title="t", offset=2) == [
+        Section("t", "", "  text \n", 0, 3)
+    ]
+    with pytest.raises(
+        InvalidInputError,
+        match="file_type must be 'markdown', 'rst', 'text' or 'python', got 'html'",
+    ):
+        split_sections("x", "html")  # type: ignore[arg-type]
+
+
+def test_chunks_carry_paths_parts_and_lines() -> None:
+    md = "# A\nintro\n## B\n" + "word " * 10 + "\n### C\nc\n## D\n\n# E\n"
+    chunks = chunk_text(
+        md, file_type="markdown", title="doc", chunk_size=20, chunk_overlap=5, offset=1
+    )
+    assert [(c.section_title, c.section_path, c.start_line, c.part) for c in chunks] == [
+        ("A", "A", 2, 0), ("B", "A > B", 4, 0), ("B", "A > B", 4, 1), ("B", "A > B", 4, 2),
+        ("C", "A > B > C", 6, 0), ("D", "A > D", 8, 0), ("E", "E", 10, 0),
+    ]  # fmt: skip
+    assert chunks[1].content == "## B\nword word word word"
+    assert chunks[2].content.startswith("## B\nword ") and chunks[-1].content == "# E"
+    assert chunk_text("just text", file_type="text", title="t") == [
+        Chunk("just text", "t", "t", 1, 0)
+    ]
