@@ -306,3 +306,15 @@ def test_each_failure_argument_is_checked_by_name(fm: FailureMemory) -> None:
         fm.search_similar_failures(3)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match=r"^error_type must be a str, got int 3$"):
         fm.search_similar_failures("m", error_type=3)  # type: ignore[arg-type]
+
+
+def test_failure_defaults_and_a_credential_in_a_solution(fm: FailureMemory) -> None:
+    assert failure_signature("", "oops") == "oops"  # no ": " in front of a bare message
+    fid = fm.store_failure("ValueError", "bad value")
+    assert fid is not None
+    rec = fm.get_failure(fid)
+    assert (rec["code_context"], rec["task_id"], rec["iteration"]) == ("", "", 0)
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    with pytest.raises(MemoryRefusedError, match=f"^refusing to store a solution of '{fid}': "):
+        fm.update_solution(fid, f"k = '{key}'")
+    assert fm.get_failure(fid)["solved"] is False
