@@ -395,7 +395,7 @@ def test_expected_outputs_of_each_tool() -> None:
 
 def test_a_simulated_step_is_recorded_at_the_context_time_with_its_threshold() -> None:
     ctx = TaskContext("t", "general_task", "Explain", updated_at=7.5)
-    doc = "word " * 12  # 60 characters: documentation at the default 50, not at 80
+    doc = "d" * 51  # documentation above the default 50 characters, not above 80
     out = apply_step(ctx, "write_file", {"path": "n.md", "content": doc})
     assert [(e.type, e.timestamp) for e in out.evidence] == [
         ("file_creation", 7.5), ("documentation", 7.5)
