@@ -68,6 +68,18 @@ DESCRIPTIONS = {
     "costeer_lab.context._completion": "task completion rules",
     "costeer_lab.context._runs": "task run / evaluation requirement",
     "costeer_lab.context._loops": "task loop prevention",
+    "costeer_lab.memory._failure": "failure memory",
+    "costeer_lab.memory._template": "pattern templates",
+    "costeer_lab.docs._fusion": "rank fusion and MMR",
+    "costeer_lab.docs._keyword": "BM25 keyword index",
+    "costeer_lab.context._planner": "rule-based planner",
+    "costeer_lab.context._priority": "task priority and complexity",
+    "costeer_lab.context._simulate": "planner look-ahead",
+    "costeer_lab.context._append": "action recording",
+    "costeer_lab.context._detect": "task type detection",
+    "costeer_lab.context._examples": "docstring examples",
+    "costeer_lab.context._queries": "context query records",
+    "costeer_lab.context._coverage": "test references",
 }
 #: Packages given a summary row (every module of theirs in the table, summed); the row names
 #: the package's modules that have no row yet (issue 26: >= 80 % per package).

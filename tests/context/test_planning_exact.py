@@ -432,3 +432,14 @@ def test_appended_actions_number_files_and_evidence_on() -> None:
     assert done.context.evidence[:2] == ctx.evidence and done.context.actions[0] == ctx.actions[0]
     plain = append_action(ctx, "validate", {}, Output(True), now=1.0, doc_min_chars=50)
     assert plain.action.context == ActionContext() and plain.new_files == ()
+
+
+def test_an_unparsable_test_file_is_skipped_not_the_end_and_bytes_are_replaced(
+    tmp_path: Path,
+) -> None:
+    tests = {"test_bad.py": "def test_x(:\n", "test_ok.py": "def test_ok():\n    run()\n"}
+    assert find_test_references(tests) == {"run": ("test_ok.py::test_ok",)}
+    (tmp_path / "test_b.py").write_bytes(b"def test_b():\n    run()  # \xff\n")
+    assert read_tests(tmp_path) == {"test_b.py": "def test_b():\n    run()  # \ufffd\n"}
+    ref = with_test_coverage(document_python("class Lone:\n    pass\n", "l.py"), tmp_path)
+    assert ref.classes[0].tested_by == ()
