@@ -218,8 +218,13 @@ def test_evaluate_retrieval_means_over_queries(tmp_path: Path) -> None:
     kb.add_text("# Bread\n\nKnead the dough for ten minutes.", path="bread.md")
     retries = LabelledQuery("max_retries failed requests", (("text", "Retries"),))
     nothing = LabelledQuery("max_retries failed requests", (("x.md", "X"),))
+    second = LabelledQuery("max_retries failed requests", (("text", "Bread"),))
     scores = evaluate_retrieval(kb, [retries, nothing], k=1, depth=2, mode="keyword")
     assert (scores.recall, scores.mrr, scores.per_query) == (0.5, 0.5, ((1.0, 1.0), (0.0, 0.0)))
+    # the filler at rank 2: outside recall@1, inside MRR@2
+    assert evaluate_retrieval(
+        kb, [second], k=1, depth=2, mode="vector", min_score=0
+    ).per_query == ((0.0, 0.5),)
     with pytest.raises(InvalidInputError, match="needs at least one query"):
         evaluate_retrieval(kb, [])
     kb.close()
