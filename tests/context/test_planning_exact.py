@@ -443,3 +443,12 @@ def test_an_unparsable_test_file_is_skipped_not_the_end_and_bytes_are_replaced(
     assert read_tests(tmp_path) == {"test_b.py": "def test_b():\n    run()  # \ufffd\n"}
     ref = with_test_coverage(document_python("class Lone:\n    pass\n", "l.py"), tmp_path)
     assert ref.classes[0].tested_by == ()
+
+
+def test_document_task_after_a_note_lists_every_test_and_an_undocumented_class() -> None:
+    tests = "from m import f\n\ndef test_a():\n    f()\n\ndef test_b():\n    f()\n"
+    code = "class K:\n    pass\n\n\ndef f():\n    return 1\n"
+    ctx = _written("Write m", {"notes.md": "# n", "m.py": code, "test_m.py": tests})
+    text = document_task(ctx)
+    assert "- class `K` (lines 1-2)\n- `f()`" in text
+    assert "  tested by: test_m.py::test_a, test_m.py::test_b" in text
