@@ -80,6 +80,7 @@ DESCRIPTIONS = {
     "costeer_lab.context._examples": "docstring examples",
     "costeer_lab.context._queries": "context query records",
     "costeer_lab.context._coverage": "test references",
+    "costeer_lab.docs._evaluate": "retrieval quality (recall, MRR)",
 }
 #: Packages given a summary row (every module of theirs in the table, summed); the row names
 #: the package's modules that have no row yet (issue 26: >= 80 % per package).
