@@ -87,7 +87,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-## Mutation testing (not in CI, CPU-heavy: about an hour on 2 cores): one module at a time, each
+## Mutation testing (not in CI, CPU-heavy: well over an hour on 2 cores): one module at a time, each
 ## mutant against the fast tests that cover it ([tool.mutmut]); prints the score per module and
 ## every survivor, and regenerates the score table of docs/testing.md (between its
 ## mutation-table markers: mutmut version, date, run time, counts). VERDICT: the modules whose
@@ -98,8 +98,13 @@ VERDICT := costeer_lab.evaluate._factor_compare costeer_lab.evaluate._factor_che
 	costeer_lab.evaluate._pyfunc_feedback costeer_lab.sandbox._status
 ## the decision modules of the memories (issue 26: pattern/failure memory, document KB, context)
 MEMORIES := costeer_lab.memory._gate costeer_lab.memory._calibrate costeer_lab.memory._pattern \
+	costeer_lab.memory._failure costeer_lab.memory._template \
 	costeer_lab.docs._filter costeer_lab.docs._search costeer_lab.docs._secrets \
-	costeer_lab.context._completion costeer_lab.context._runs costeer_lab.context._loops
+	costeer_lab.docs._fusion costeer_lab.docs._keyword costeer_lab.docs._evaluate \
+	costeer_lab.context._completion costeer_lab.context._runs costeer_lab.context._loops \
+	costeer_lab.context._planner costeer_lab.context._priority costeer_lab.context._simulate \
+	costeer_lab.context._append costeer_lab.context._detect costeer_lab.context._examples \
+	costeer_lab.context._queries costeer_lab.context._coverage
 MUTATE := $(VERDICT) costeer_lab._fingerprint costeer_lab.knowledge._error_query \
 	costeer_lab.knowledge._retrieve costeer_lab.knowledge._sampler costeer_lab.store._codec \
 	costeer_lab.store._factory costeer_lab.experiment._metrics $(MEMORIES)

@@ -57,3 +57,24 @@ def test_a_partial_run_updates_its_rows_and_keeps_the_others(tmp_path: Path) -> 
     full = tool.table(everything, {}, dt.date(2026, 3, 1), keep=tool.parse_rows(new))
     assert "Rows updated" not in full and "run time unknown" in full
     assert full.splitlines()[-1] == "| **all** | **3** | **3** | **0** | **100.0 %** | — |"
+
+
+def test_a_package_row_sums_its_modules_and_names_those_without_a_row(tmp_path: Path) -> None:
+    tool = _tool()
+    folder = tmp_path / "costeer_lab" / "docs"
+    folder.mkdir(parents=True)
+    for name in ("__init__", "_a", "_b", "_c"):
+        (folder / f"{name}.py").write_text("")
+    scores = {
+        "costeer_lab.docs._a": tool.Score(Counter(killed=8, survived=2)),
+        "costeer_lab.docs._b": tool.Score(Counter(killed=7, timeout=1, survived=2)),
+        "costeer_lab.store._x": tool.Score(Counter(killed=1)),
+    }
+    rows = {m: tool._row(m, s, None, 1) for m, s in scores.items()}
+    assert tool.package_rows(rows, tmp_path) == [
+        "| **package `costeer_lab.docs`** (2 modules; no row yet: `_c`) | **20** | **16** "
+        "| **4** | **80.0 %** | — |"
+    ]
+    (folder / "_c.py").unlink()
+    assert "(2 modules) |" in tool.package_rows(rows, tmp_path)[0]
+    assert tool.parse_rows("\n".join(tool.package_rows(rows, tmp_path))) == {}
