@@ -78,7 +78,7 @@ def test_a_stage_starts_from_a_snapshot_taken_midway(tmp_path: Path) -> None:
     assert _runs(source) == {"rag_v2-seed0-learn", "rag_v2-seed0-transfer"}
     digest, beside = _sha256(source), sorted(p.name for p in source.parent.iterdir())
 
-    stages = [
+    stages: list[dict[str, Any]] = [
         {"name": "warm", "tasks": {"ids": ["alpha158/STD60"]}},
         {
             "name": "again",
@@ -133,7 +133,7 @@ def test_a_stage_starts_from_a_snapshot_taken_midway(tmp_path: Path) -> None:
 
 def test_a_stage_without_a_store_starts_from_its_own_earlier_snapshot(tmp_path: Path) -> None:
     """No ``store``: the snapshot must be one the previous stage's store will hold."""
-    stages = [
+    stages: list[dict[str, Any]] = [
         {"name": "a", "tasks": {"ids": ["alpha158/MA10"]}},
         {"name": "b", "tasks": {"ids": ["alpha158/STD10"]}},
         {"name": "c", "tasks": {"ids": ["alpha158/MA60"]}, "start_from": {"snapshot": "stage:z"}},
