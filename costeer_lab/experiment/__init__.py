@@ -47,8 +47,10 @@ from costeer_lab.experiment._spec import (
     ExperimentSpec,
     SharedStore,
     StageSpec,
+    StartSnapshot,
     load_spec,
 )
+from costeer_lab.experiment._start_snapshot import read_start_snapshots
 from costeer_lab.experiment._summary import (
     arm_agreement,
     arm_differences,
@@ -68,6 +70,7 @@ __all__: list[str] = [
     "PowerEstimate",
     "SharedStore",
     "StageSpec",
+    "StartSnapshot",
     "arm_agreement",
     "arm_differences",
     "attempts_to_success",
@@ -92,6 +95,7 @@ __all__: list[str] = [
     "power_from_pilot",
     "power_table",
     "rdagent_metrics",
+    "read_start_snapshots",
     "retrieval_success",
     "run_experiment",
     "save_results",

@@ -43,6 +43,7 @@ RUN_FILES = frozenset(
         "settings.json",
         "llm_cache.db",
         "shared.json",
+        "start_snapshots.json",
         "lock",
         "run.lock",
         ".lock",
@@ -66,6 +67,7 @@ _RUN_OUTPUTS = (
     "infra_errors.json",
     "report.html",
     "shared.json",
+    "start_snapshots.json",
 )
 
 

@@ -36,6 +36,7 @@ from costeer_lab.experiment._reference_check import check_references
 from costeer_lab.experiment._settings_record import check_settings_resume
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, StageSpec, TaskSelection
 from costeer_lab.experiment._start_from import check_start_from
+from costeer_lab.experiment._start_snapshot import check_start_snapshots
 
 if TYPE_CHECKING:
     from costeer_lab.knowledge import RAGStrategyV1, RAGStrategyV2
@@ -446,6 +447,7 @@ def preflight(spec: ExperimentSpec, out_dir: Path, *, resume: bool) -> Preflight
     check_settings_resume(out_dir, get_settings(), resume=resume)
     check_start_from(spec, out_dir, resume=resume)
     check_path_names(spec)
+    check_start_snapshots(spec, out_dir, resume=resume)
     if not resume:
         check_fresh_out(out_dir)  # --fresh deletes an earlier run, never a user's files
     suite = _load_suite(spec.suite, spec.suite_options)

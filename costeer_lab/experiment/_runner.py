@@ -12,13 +12,18 @@ Output directory layout (``out``)::
     kb/<stage>/<arm>-seed<s>.db   the same per stage, for a staged spec (``stages``)
     shared.json          the run key and shared stores of a spec with ``knowledge``/``memory``
                          (``_shared``): those arms write there, not into ``kb/``
+    start_snapshots.json the snapshot each (stage, arm, seed) of a stage with ``start_from``
+                         started from (``_start_snapshot``)
     results.parquet      one row per (arm, seed, task, attempt) — see RESULT_COLUMNS — plus a
                          ``stage`` column (``""`` for a spec without stages)
     report.html          written by ``report_experiment``
 
 Knowledge carry-over: a stage with ``carry_knowledge`` starts each (arm, seed) from a copy
 (SQLite online backup) of its store at the end of the previous stage; ``start_from`` does the
-same for the first stage from an earlier run's directory.
+same for the first stage from an earlier run's directory. A stage's own ``start_from``
+(``{snapshot, store}``) starts it from a branch of a named snapshot instead, recorded in
+``start_snapshots.json``; every stage of a staged spec ends with the snapshot ``stage:<name>``
+in each (arm, seed)'s file (``_start_snapshot``).
 
 Runs resume: rerunning the same spec into the same directory continues every (arm, seed) from
 its last completed step (each step is one store transaction).
@@ -74,6 +79,11 @@ from costeer_lab.experiment._shared import (
     write_shared_record,
 )
 from costeer_lab.experiment._spec import ArmSpec, ExperimentSpec, load_spec
+from costeer_lab.experiment._start_snapshot import (
+    record_start,
+    start_from_snapshot,
+    take_stage_snapshot,
+)
 from costeer_lab.llm import serve_for_coder
 from costeer_lab.records import Knowledge, SingleFeedback, Task
 from costeer_lab.settings import get_settings
@@ -488,7 +498,8 @@ def _arm_store(
 
     A shared store (``spec.knowledge`` / ``spec.memory``): its target for this arm, the same in
     every stage (knowledge carries over). Otherwise its SQLite file under ``out_dir``, made
-    first from the previous stage's (``carry_knowledge``) or ``start_from``'s file.
+    first from the previous stage's (``carry_knowledge``) or ``start_from``'s file, or for a
+    stage with ``start_from`` a branch of its snapshot (``_start_snapshot``).
     """
     shared = shared_for(spec, arm)
     if shared is not None:
@@ -498,7 +509,16 @@ def _arm_store(
     path = store_path(out_dir, arm.name, seed, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        if i > 0 and stage.carry_knowledge:
+        if stage.start_from is not None:
+            start = stage.start_from
+            source: Path | str | None = start.store
+            if source is None:  # the (arm, seed)'s own store before this stage
+                before = stages[i - 1][0].name if i else ""
+                folder = out_dir if i else Path(str(spec.start_from))
+                source = store_path(folder, arm.name, seed, before)
+            took = start_from_snapshot(source, start, path)
+            record_start(out_dir, {"stage": name, "arm": arm.name, "seed": seed, **took})
+        elif i > 0 and stage.carry_knowledge:
             before = stages[i - 1][0].name
             copy_store(store_path(out_dir, arm.name, seed, before), path)
         elif i == 0 and spec.start_from is not None:
@@ -543,6 +563,8 @@ def _run_checked(
                 for arm in spec.arms:
                     for seed in spec.seeds:
                         shared = shared_for(spec, arm)
+                        path = _arm_store(spec, out_dir, stages, i, arm, seed, run_key)
+                        failed = len(infra)
                         rows += run_arm(
                             served,
                             arm,
@@ -550,7 +572,7 @@ def _run_checked(
                             suite=suite,
                             targets=targets,
                             seed_tasks=seed_tasks,
-                            store_path=_arm_store(spec, out_dir, stages, i, arm, seed, run_key),
+                            store_path=path,
                             executor=executor,
                             evaluator=evaluator,
                             progress=progress,
@@ -559,6 +581,8 @@ def _run_checked(
                             infra_errors=infra,
                             run_key=run_key if shared is not None else "",
                         )
+                        if spec.stages and isinstance(path, Path) and len(infra) == failed:
+                            take_stage_snapshot(path, name)  # not after an incomplete stage
     finally:
         evaluator.close()
     summary = {"count": len(infra), "errors": infra}

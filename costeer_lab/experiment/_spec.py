@@ -22,7 +22,7 @@ from pydantic import (
 from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, InvalidInputError, did_you_mean
 
-__all__ = ["ArmSpec", "ExperimentSpec", "SharedStore", "StageSpec", "load_spec"]
+__all__ = ["ArmSpec", "ExperimentSpec", "SharedStore", "StageSpec", "StartSnapshot", "load_spec"]
 
 #: Whole numbers and booleans are taken as written: no text (``'2'``, ``'yes'``), no decimal
 #: number (``1e23``, ``2.0``) and no boolean as a number (``true`` is not 1).
@@ -161,18 +161,75 @@ def _check_memory_options(options: dict[str, Any]) -> None:
             )
 
 
+class StartSnapshot(_Strict):
+    """Where a stage's knowledge starts: the named snapshot of a store (``start_from`` of a
+    stage; the snapshots are the store's, :meth:`~costeer_lab.store.BaseStore.snapshot`).
+
+    ``store``: a store file path, ``sqlite:///`` or ``postgresql://`` URL; every (arm, seed) of
+    the stage starts from a branch of its snapshot (the source is only read). Left out: each
+    (arm, seed)'s own store of the previous stage (the first stage: the top-level
+    ``start_from`` run's ``kb/<arm>-seed<s>.db``). After each stage the runner takes the
+    snapshot ``stage:<name>`` in every (arm, seed)'s store, so ``{snapshot: "stage:learn"}``
+    starts from the end of stage ``learn`` even when later stages wrote more.
+
+    Example:
+        >>> StartSnapshot.model_validate({"snapshot": "stage:learn"}).store is None
+        True
+    """
+
+    snapshot: str = Field(min_length=1)
+    store: str | None = None
+
+    @field_validator("snapshot")
+    @classmethod
+    def _visible(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a snapshot name must not be blank")
+        return v
+
+    @field_validator("store")
+    @classmethod
+    def _openable(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from costeer_lab.store import check_store_target
+
+        text = v.strip()
+        if text in (":memory:", "sqlite:///:memory:") or text.startswith("sqlite:///:memory:?"):
+            raise ValueError(
+                "an in-memory store is new and empty at every open, so it holds no snapshot; "
+                "give a store file path or a postgresql:// URL"
+            )
+        try:
+            check_store_target(text)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+        return text
+
+
 class StageSpec(_Strict):
-    """One stage of a staged experiment: its tasks, and whether knowledge carries over.
+    """One stage of a staged experiment: its tasks, and where its knowledge starts.
 
     With ``carry_knowledge`` every (arm, seed) starts from a copy of its knowledge base at the
     end of the previous stage (the first stage: of ``start_from``, when set), so errors fixed
-    and tasks solved earlier are retrievable; run ids get the stage name as a suffix.
+    and tasks solved earlier are retrievable; run ids get the stage name as a suffix. With
+    ``start_from`` (:class:`StartSnapshot`) it starts from a named snapshot instead.
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     _name_is_path_safe = field_validator("name")(_path_safe_name)
     tasks: TaskSelection = Field(default_factory=TaskSelection)
     carry_knowledge: StrictBool = True
+    start_from: StartSnapshot | None = None
+
+    @model_validator(mode="after")
+    def _one_start(self) -> StageSpec:
+        if self.start_from is not None and not self.carry_knowledge:
+            raise ValueError(
+                "carry_knowledge: false starts the stage empty, start_from from a snapshot; "
+                "keep one of them"
+            )
+        return self
 
 
 class SharedStore(_Strict):
@@ -323,6 +380,13 @@ class ExperimentSpec(_Strict):
                 "start_from copies each arm's SQLite file of an earlier run, which a shared "
                 "store has not; remove start_from or this field"
             )
+        snapped = [st.name for st in info.data.get("stages") or [] if st.start_from]
+        if snapped:
+            raise ValueError(
+                f"stage(s) {snapped} start from a snapshot, but a shared store is one line of "
+                "knowledge that other arms and runs write too: starting from a snapshot would "
+                "roll it back under them; remove start_from or this field"
+            )
         dropped = [st.name for st in info.data.get("stages") or [] if not st.carry_knowledge]
         if dropped:
             raise ValueError(
@@ -366,6 +430,17 @@ class ExperimentSpec(_Strict):
             raise ValueError(f"stage names must be unique, got {names}")
         return v
 
+    @model_validator(mode="after")
+    def _first_stage_has_a_source(self) -> ExperimentSpec:
+        first = self.stages[0].start_from if self.stages else None
+        if first is not None and first.store is None and self.start_from is None:
+            raise ValueError(
+                f"stages.0.start_from: snapshot {first.snapshot!r} of which store? The first "
+                "stage has no previous stage; give start_from.store (a store file or URL) or "
+                "the top-level start_from (an earlier run's folder)"
+            )
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON data that :func:`load_spec` reads back (``stages`` left out when
         there are none: an explicit empty list is refused)."""
@@ -377,6 +452,14 @@ class ExperimentSpec(_Strict):
                 del data[field]  # as written by runs before shared stores existed
             else:
                 data[field]["store"] = redact_url(data[field]["store"])
+        for stage in data.get("stages", []):
+            start = stage.get("start_from")
+            if start is None:
+                del stage["start_from"]  # as written by runs before stage snapshots existed
+            elif start["store"] is None:
+                del start["store"]
+            else:
+                start["store"] = redact_url(start["store"])
         return data
 
     def _repr_html_(self) -> str:
@@ -464,6 +547,8 @@ def _describe(err: Any) -> str:
             msg += " (write the number without quotes)"
     elif loc[:1] == ("seeds",) and kind in ("less_than_equal", "greater_than_equal"):
         msg += f" (seeds are numpy seeds: whole numbers from 0 to {MAX_SEED})"
+    if not loc and re.match(r"[A-Za-z_][\w.]*: ", msg):
+        return msg  # a check across fields that names the field itself
     return f"{where}: {msg}"
 
 

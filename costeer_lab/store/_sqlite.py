@@ -316,7 +316,8 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
                 f"snapshot {name!r} of an in-memory store cannot be opened as a view (a second "
                 "connection cannot see the database); use a store file"
             )
-        view = SQLiteStore(self.path)
+        # a read-only store's view is read-only too: it never writes into (nor beside) the file
+        view = SQLiteStore(self.path, read_only=self.read_only)
         try:
             conn = view._connection()
             with view._guard():

@@ -41,6 +41,26 @@ CASES: tuple[BadInput, ...] = (
         "has no knowledge base kb/other-seed0.db",
         _AREA,
     ),
+    run_case(
+        "stage_snapshot_unknown",
+        "a stage starts from a snapshot its store does not hold (a typo)",
+        "stages.0.start_from.snapshot: no snapshot named 'stage:lern' in store "
+        "'runs/snapped.db'; known: 'stage:learn'; did you mean 'stage:learn'?",
+        _AREA,
+    ),
+    run_case(
+        "stage_snapshot_no_file",
+        "a stage starts from a snapshot of a store file that does not exist",
+        "stages.0.start_from.store: no store file at 'runs/nope.db'",
+        _AREA,
+    ),
+    run_case(
+        "stage_snapshot_not_taken",
+        "a stage starts from a snapshot no earlier stage takes",
+        "stages.1.start_from.snapshot: no snapshot named 'stage:b' in the store of stage 'a'; "
+        "known: 'stage:a'; did you mean 'stage:a'?",
+        _AREA,
+    ),
 )
 #: Spec file stem -> spec document (written to ``specs/<stem>.yaml``).
 SPECS: dict[str, Any] = {
@@ -49,6 +69,20 @@ SPECS: dict[str, Any] = {
     "start_from_no_kb": spec_variant("start-no-kb", start_from="runs/empty"),
     "start_from_other_arms": spec_variant(
         "start-other", arms=[{"name": "other", "rag": "v1"}], start_from="runs/good"
+    ),
+    "stage_snapshot_unknown": spec_variant(
+        "snap-unknown",
+        stages=[
+            {"name": "a", "start_from": {"snapshot": "stage:lern", "store": "runs/snapped.db"}}
+        ],
+    ),
+    "stage_snapshot_no_file": spec_variant(
+        "snap-no-file",
+        stages=[{"name": "a", "start_from": {"snapshot": "s", "store": "runs/nope.db"}}],
+    ),
+    "stage_snapshot_not_taken": spec_variant(
+        "snap-not-taken",
+        stages=[{"name": "a"}, {"name": "c", "start_from": {"snapshot": "stage:b"}}],
     ),
 }
 #: Workspace-relative path -> content (text, bytes, or a document written as YAML).
@@ -76,6 +110,26 @@ def _empty_store_bytes() -> bytes:
         conn.close()
 
 
+def _snapped_store_bytes() -> bytes:
+    """A costeer_lab SQLite store holding one snapshot, ``stage:learn``."""
+    import sqlite3
+
+    from costeer_lab.store._migrations import migrate
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn, ":memory:")
+        conn.execute("UPDATE snapshot_clock SET epoch = 1")
+        conn.execute(
+            "INSERT INTO snapshots (epoch, name, parent, created_at) "
+            "VALUES (1, 'stage:learn', NULL, 0)"
+        )
+        return bytes(conn.serialize())
+    finally:
+        conn.close()
+
+
+FILES["runs/snapped.db"] = _snapped_store_bytes()
 #: A staged run's layout: its KBs are in kb/<stage>/, not in kb/.
 FILES["runs/staged/kb/learn/v2-seed0.db"] = _empty_store_bytes()
 FILES["runs/staged/kb/transfer/v2-seed0.db"] = _empty_store_bytes()

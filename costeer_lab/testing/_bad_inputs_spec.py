@@ -111,6 +111,31 @@ SPECS: dict[str, Any] = {
     "memory_unused": spec_variant(
         "x", memory={"store": "postgresql://lab:s3cret@db/kb", "scope": "arm"}
     ),
+    "stage_snapshot_no_store": spec_variant(
+        "x", stages=[{"name": "a", "start_from": {"snapshot": "stage:learn"}}]
+    ),
+    "stage_snapshot_no_carry": spec_variant(
+        "x",
+        stages=[
+            {
+                "name": "a",
+                "carry_knowledge": False,
+                "start_from": {"snapshot": "s", "store": "runs/lab.db"},
+            }
+        ],
+    ),
+    "stage_snapshot_unknown_key": spec_variant(
+        "x", stages=[{"name": "a", "start_from": {"snapshot": "s", "stores": "runs/lab.db"}}]
+    ),
+    "stage_snapshot_in_memory": spec_variant(
+        "x", stages=[{"name": "a", "start_from": {"snapshot": "s", "store": ":memory:"}}]
+    ),
+    "stage_snapshot_shared": spec_variant(
+        "x",
+        arms=[{"name": "a", "rag": "v1"}],
+        knowledge={"store": "runs/lab.db", "scope": "experiment"},
+        stages=[{"name": "a", "start_from": {"snapshot": "s", "store": "runs/old.db"}}],
+    ),
     "taskfile_dup_key": spec_variant(
         "x", suite="specs/tasks/dup_yaml_key.yaml", suite_options={}, tasks={"split": "all"}
     ),
@@ -274,6 +299,32 @@ CASES: tuple[BadInput, ...] = (
         "knowledge_no_carry",
         "`knowledge` shared with a stage of `carry_knowledge: false`",
         "knowledge: stage(s) ['a'] set carry_knowledge: false, but knowledge in a shared store",
+    ),
+    run_case(
+        "stage_snapshot_no_store",
+        "the first stage starts from a snapshot without naming a store",
+        "stages.0.start_from: snapshot 'stage:learn' of which store? The first stage has no "
+        "previous stage",
+    ),
+    run_case(
+        "stage_snapshot_no_carry",
+        "a stage with `start_from` and `carry_knowledge: false`",
+        "stages.0: carry_knowledge: false starts the stage empty, start_from from a snapshot",
+    ),
+    run_case(
+        "stage_snapshot_unknown_key",
+        "a stage's `start_from` with a misspelt field (`stores`)",
+        "stages.0.start_from.stores: unknown field; known: 'snapshot', 'store'; did you mean",
+    ),
+    run_case(
+        "stage_snapshot_in_memory",
+        "a stage starts from a snapshot of an in-memory store",
+        "stages.0.start_from.store: an in-memory store is new and empty at every open",
+    ),
+    run_case(
+        "stage_snapshot_shared",
+        "a stage starts from a snapshot while `knowledge` is a shared store",
+        "knowledge: stage(s) ['a'] start from a snapshot, but a shared store is one line",
     ),
     run_case(
         "memory_unused",

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from costeer_lab._fs import atomic_write_bytes
+from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, InvalidInputError
 from costeer_lab.experiment import (
     arm_agreement,
@@ -42,6 +43,7 @@ from costeer_lab.experiment import (
     knowledge_usage,
     load_results,
     power_table,
+    read_start_snapshots,
     retrieval_success,
     success_lift,
     success_linked,
@@ -157,13 +159,28 @@ def _memory_block(r: pd.DataFrame) -> str:
     )
 
 
-def _spec_block(spec: Mapping[str, Any] | None, r: pd.DataFrame) -> str:
+def _started_from(starts: list[dict[str, Any]], arm: str) -> str:
+    """Where the arm's stages with ``start_from`` started: snapshot, store, when taken."""
+    mine = [s for s in starts if str(s.get("arm")) == arm]
+    return "".join(
+        f"; stage {html.escape(str(s.get('stage')))} seed {html.escape(str(s.get('seed')))} "
+        f"started from snapshot <b>{html.escape(str(s.get('snapshot')))}</b> of store "
+        f"{html.escape(redact_url(str(s.get('store'))))} "
+        f"(taken {html.escape(str(s.get('taken_at')))})"
+        for s in mine
+    )
+
+
+def _spec_block(
+    spec: Mapping[str, Any] | None, r: pd.DataFrame, starts: list[dict[str, Any]] | None = None
+) -> str:
     seeds = r.groupby("arm")["seed"].unique() if len(r) else pd.Series(dtype=object)
     runs = r.groupby("arm")["run_id"].unique() if len(r) else pd.Series(dtype=object)
     items = "".join(
         f"<li><b>{html.escape(str(arm))}</b>: seeds "
         f"{html.escape(', '.join(str(s) for s in sorted(seeds[arm])))}; run ids "
-        f"{html.escape(', '.join(sorted(str(x) for x in runs[arm])))}</li>"
+        f"{html.escape(', '.join(sorted(str(x) for x in runs[arm])))}"
+        f"{_started_from(starts or [], str(arm))}</li>"
         for arm in seeds.index
     )
     text = json.dumps(spec, indent=2, sort_keys=True, default=str) if spec else "(none given)"
@@ -386,7 +403,7 @@ def build_report(
         + _table(_named(usage, labels)),
         _plot(plot_kb_growth, r, "knowledge-base growth"),
         _integrity_block(r),
-        _spec_block(spec, r),
+        _spec_block(spec, r, read_start_snapshots(run_dir) if run_dir is not None else None),
     ]
     headings = list(REPORT_SECTIONS[: len(sections)])
     body = "".join(section(h, content) for h, content in zip(headings, sections, strict=True))
