@@ -291,7 +291,7 @@ _CORE: tuple[BadInput, ...] = (
     run_case(
         "taskfile_input_no_column",
         "input data lacks the `close` column",
-        "task 'MOM1': the reference implementation failed (exit code 1): KeyError: 'close'",
+        "'MOM1': the reference implementation failed (exit code 1): KeyError: 'close'",
         "task file",
     ),
     run_case(
