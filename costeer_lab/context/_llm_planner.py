@@ -175,8 +175,13 @@ class LLMPlanner:
             LLMError: the reply is not a valid step.
             ConfigurationError: no API key is configured.
         """
+        return parse_step(self._ask(SYSTEM_PROMPT, ctx))
+
+    def _ask(self, system: str, ctx: TaskContext) -> str:
+        """One chat turn: ``system`` and the described context; the reply is kept in the
+        transcript."""
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": system},
             {"role": "user", "content": describe_context(ctx, self.validator)},
         ]
         params: dict[str, Any] = {
@@ -187,7 +192,7 @@ class LLMPlanner:
             params["seed"] = self.settings.seed
         content = self.client.chat(messages, **params).content
         self.transcript.append((messages, content))
-        return parse_step(content)
+        return content
 
     def candidate_steps(self, ctx: TaskContext, *, n: int = 3) -> list[PlannedStep]:
         """Up to ``n`` alternative next steps the model proposes, each scored by the
@@ -209,20 +214,8 @@ class LLMPlanner:
         """
         if n < 1:
             raise LLMError(f"candidate_steps needs n >= 1; got {n}")
-        messages = [
-            {"role": "system", "content": candidates_prompt(n)},
-            {"role": "user", "content": describe_context(ctx, self.validator)},
-        ]
-        params: dict[str, Any] = {
-            "temperature": self.settings.temperature,
-            self.settings.max_tokens_param: self.settings.max_tokens,
-        }
-        if self.settings.send_seed:
-            params["seed"] = self.settings.seed
-        content = self.client.chat(messages, **params).content
-        self.transcript.append((messages, content))
         proposed: dict[str, PlannedStep] = {}
-        for st in parse_steps(content):
+        for st in parse_steps(self._ask(candidates_prompt(n), ctx)):
             key = json.dumps([st.tool, dict(st.inputs)], sort_keys=True, default=str)
             proposed.setdefault(key, st)  # the first proposal of a repeated call
         return score_steps(ctx, list(proposed.values())[:n], self.validator)
