@@ -161,6 +161,26 @@ def _check_memory_options(options: dict[str, Any]) -> None:
             )
 
 
+def _openable_store(value: str, why_not_memory: str) -> str:
+    """A spec's store path or URL, stripped; refused when in memory (``why_not_memory`` says
+    why, for the field at hand) or not a store target.
+
+    Example:
+        >>> _openable_store(" kb.db ", "so nothing could be shared")
+        'kb.db'
+    """
+    from costeer_lab.store import check_store_target
+
+    text = value.strip()
+    if text in (":memory:", "sqlite:///:memory:") or text.startswith("sqlite:///:memory:?"):
+        raise ValueError(f"an in-memory store is new and empty at every open, {why_not_memory}")
+    try:
+        check_store_target(text)
+    except ConfigurationError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
 class StartSnapshot(_Strict):
     """Where a stage's knowledge starts: the named snapshot of a store (``start_from`` of a
     stage; the snapshots are the store's, :meth:`~costeer_lab.store.BaseStore.snapshot`).
@@ -192,19 +212,9 @@ class StartSnapshot(_Strict):
     def _openable(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from costeer_lab.store import check_store_target
-
-        text = v.strip()
-        if text in (":memory:", "sqlite:///:memory:") or text.startswith("sqlite:///:memory:?"):
-            raise ValueError(
-                "an in-memory store is new and empty at every open, so it holds no snapshot; "
-                "give a store file path or a postgresql:// URL"
-            )
-        try:
-            check_store_target(text)
-        except ConfigurationError as exc:
-            raise ValueError(str(exc)) from None
-        return text
+        return _openable_store(
+            v, "so it holds no snapshot; give a store file path or a postgresql:// URL"
+        )
 
 
 class StageSpec(_Strict):
@@ -257,19 +267,9 @@ class SharedStore(_Strict):
     @field_validator("store")
     @classmethod
     def _openable(cls, v: str) -> str:
-        from costeer_lab.store import check_store_target
-
-        text = v.strip()
-        if text in (":memory:", "sqlite:///:memory:") or text.startswith("sqlite:///:memory:?"):
-            raise ValueError(
-                "an in-memory store is new and empty at every open, so nothing could be shared; "
-                "give a postgresql:// URL or a SQLite file path"
-            )
-        try:
-            check_store_target(text)
-        except ConfigurationError as exc:
-            raise ValueError(str(exc)) from None
-        return text
+        return _openable_store(
+            v, "so nothing could be shared; give a postgresql:// URL or a SQLite file path"
+        )
 
     @model_validator(mode="after")
     def _arm_scope_needs_namespaces(self) -> SharedStore:
