@@ -55,7 +55,8 @@ def _reference(text: str, dim: int) -> np.ndarray:
         col, val = empty[0]
         dense[0, col] = val
         norm[0, 0] = 1.0
-    return (dense / norm).astype(np.float32)[0]
+    row: np.ndarray = (dense / norm).astype(np.float32)[0]
+    return row
 
 
 def _corpus() -> list[str]:
