@@ -145,18 +145,27 @@ class HashingEmbedder(BaseEmbedder):
     def _text_features(
         self, text: str
     ) -> tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.float64]]]:
+        """Per-token (then word-pair) feature arrays, in the order they are summed. The caches
+        are read inline: this runs once per token of every text embedded."""
         tokens = tokenize(text)
         if not tokens:
             return [self._empty[0]], [self._empty[1]]
         cols: list[npt.NDArray[np.int64]] = []
         vals: list[npt.NDArray[np.float64]] = []
+        cache = self._token_cache
         for tok in tokens:
-            c, v = self._token_features(tok)
-            cols.append(c)
-            vals.append(v)
+            found = cache.get(tok)
+            if found is None:
+                found = self._token_features(tok)
+            cols.append(found[0])
+            vals.append(found[1])
         content = [t for t in tokens if t not in _STOPWORDS]
         if len(content) > 1:
-            pairs = [self._pair_feature(a, b) for a, b in itertools.pairwise(content)]
+            pair_cache = self._pair_cache
+            pairs = [
+                pair_cache.get(key) or self._pair_feature(*key)
+                for key in itertools.pairwise(content)
+            ]
             cols.append(np.array([c for c, _ in pairs], dtype=np.int64))
             vals.append(np.array([v for _, v in pairs], dtype=np.float64))
         return cols, vals
@@ -168,13 +177,14 @@ class HashingEmbedder(BaseEmbedder):
             chunk = texts[start : start + _CHUNK]
             all_cols: list[npt.NDArray[np.int64]] = []
             all_vals: list[npt.NDArray[np.float64]] = []
-            lengths = np.zeros(len(chunk), dtype=np.int64)
+            parts = np.zeros(len(chunk), dtype=np.int64)  # feature arrays per text
             for i, text in enumerate(chunk):
                 cols, vals = self._text_features(text)
                 all_cols.extend(cols)
                 all_vals.extend(vals)
-                lengths[i] = sum(len(c) for c in cols)
-            rows = np.repeat(np.arange(len(chunk), dtype=np.int64), lengths)
+                parts[i] = len(cols)
+            sizes = np.fromiter(map(len, all_cols), dtype=np.int64, count=len(all_cols))
+            rows = np.repeat(np.repeat(np.arange(len(chunk), dtype=np.int64), parts), sizes)
             flat = rows * self.dim + np.concatenate(all_cols)
             dense = np.bincount(
                 flat, weights=np.concatenate(all_vals), minlength=len(chunk) * self.dim

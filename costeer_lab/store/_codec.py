@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _LE_F32 = np.dtype("<f4")
+#: One encoder for every call (``json.dumps`` with options builds a new one each time).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def dumps_json(value: Any, *, what: str) -> str:
@@ -45,7 +47,7 @@ def dumps_json(value: Any, *, what: str) -> str:
         InvalidInputError: ``value`` holds a non-JSON object (set, bytes, NaN, custom class, …).
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"{what} must be JSON-serializable (dict/list/str/int/float/bool/None, finite "

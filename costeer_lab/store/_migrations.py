@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    4
+    5
     >>> read_schema_version(conn, ":memory:")
-    4
+    5
 """
 
 from __future__ import annotations
@@ -122,12 +122,19 @@ def _v4_collection_etag(conn: sqlite3.Connection) -> None:
     install_sqlite_snapshots(conn)
 
 
+def _v5_triggers_while_snapshots(conn: sqlite3.Connection) -> None:
+    """Version 5: the undo-log triggers exist only while a snapshot does, and no longer check
+    for one on every row (see ``_snapshot_schema``): recreated or dropped accordingly."""
+    install_sqlite_snapshots(conn)
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_snapshots,
     _v3_vectors_once,
     _v4_collection_etag,
+    _v5_triggers_while_snapshots,
 )
 
 #: Schema version written by this code.

@@ -45,7 +45,7 @@ from costeer_lab.store._codec import check_str, loads_json
 from costeer_lab.store._postgres_data import PostgresDataMixin
 from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
 from costeer_lab.store._rows import edge_rows, node_rows
-from costeer_lab.store._snapshot_schema import VERSIONED, as_of_sql
+from costeer_lab.store._snapshot_schema import VERSIONED, arm_postgres_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
@@ -351,6 +351,9 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
 
     def _snap_prefix(self) -> str:
         return f'"{self.schema}".'
+
+    def _snap_arm(self, conn: Any, on: bool) -> None:
+        arm_postgres_triggers(conn, self._snap_prefix(), on)
 
     def _snap_text(self, column: str) -> str:
         return f"{column}::text"

@@ -17,7 +17,7 @@ test that opens a database of the previous version. Keep it in step with the SQL
 
 Example:
     >>> PG_SCHEMA_VERSION
-    4
+    5
 """
 
 from __future__ import annotations
@@ -139,12 +139,24 @@ def _v4_collection_etag(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     install_postgres_snapshots(conn)
 
 
+def _v5_triggers_while_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 5: the undo-log triggers are enabled only while a snapshot exists and no longer
+    check for one on every row (see ``_snapshot_schema``). Takes the store's write lock first:
+    a process of the old version may be taking a snapshot meanwhile."""
+    schema = str(conn.execute("SELECT current_schema()").fetchone()[0])  # type: ignore[index]
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(%s)", (advisory_key("costeer_lab", schema, "write"),)
+    )
+    install_postgres_snapshots(conn)
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
 PG_MIGRATIONS: tuple[PgMigration, ...] = (
     _v1_initial,
     _v2_snapshots,
     _v3_vectors_once,
     _v4_collection_etag,
+    _v5_triggers_while_snapshots,
 )
 
 #: Schema version written by this code.

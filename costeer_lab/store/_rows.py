@@ -32,7 +32,7 @@ def node_rows(
         check_str(node.content, f"content of node {node.id!r}")
         if not isinstance(node.attrs, dict):
             raise InvalidInputError(f"attrs of node {node.id!r} must be a dict")
-        attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}")
+        attrs = dumps_json(node.attrs, what=f"attrs of node {node.id!r}") if node.attrs else "{}"
         rows.append((node.id, node.kind, node.content, attrs, node.created_at or now, now))
     return rows
 
@@ -47,7 +47,11 @@ def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, s
             check_str(getattr(edge, name), f"edge {name}")
         if not isinstance(edge.attrs, dict):
             raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
-        attrs = dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
+        attrs = (
+            dumps_json(edge.attrs, what=f"attrs of edge {edge.src!r}->{edge.dst!r}")
+            if edge.attrs
+            else "{}"
+        )
         rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
     return rows
 

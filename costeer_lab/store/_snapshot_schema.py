@@ -9,7 +9,14 @@ How it works (design and costs are argued in :mod:`costeer_lab.store._snapshots`
   writes the row's *pre-image* (``existed = 1`` with the old columns; ``existed = 0`` for a row
   that did not exist yet) into ``snap_T``, tagged with the clock, the first time a key changes
   after each snapshot (a unique ``(key, tag)`` index makes later changes of the key no-ops).
-  With no snapshot, the triggers do nothing but check that the ``snapshots`` table is empty.
+* The triggers exist only while a snapshot does (:func:`arm_sqlite_triggers`,
+  :func:`arm_postgres_triggers`): the first snapshot creates (SQLite) or enables (PostgreSQL)
+  them and dropping the last one removes / disables them, **in the transaction that writes the
+  snapshot row**, under the store's write lock, so no write can fall between the mark and the
+  first logged change. A store without snapshots writes at full speed (an empty-table check
+  per row cost about 40 % of an edge insert). PostgreSQL disables rather than drops: ``ALTER
+  TABLE … ENABLE/DISABLE TRIGGER`` takes a ``SHARE ROW EXCLUSIVE`` lock, which readers do not
+  wait for, where ``DROP TRIGGER`` would wait for (and block) every reader of the table.
 * The state as of snapshot ``e`` is: every current row whose key has no shadow row tagged
   ``>= e``, plus for every key that has, the pre-image of its earliest such shadow row (when it
   existed). :func:`as_of_sql` writes that as one ``SELECT``.
@@ -26,10 +33,12 @@ Example:
     >>> from costeer_lab.store._migrations import migrate
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    4
+    5
     >>> sorted(r[0] for r in conn.execute(
     ...     "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'snap_*'"))
     ['snap_collections', 'snap_edges', 'snap_nodes', 'snap_records', 'snap_vectors']
+    >>> sqlite_triggers_armed(conn)  # no snapshot yet: no trigger
+    False
 """
 
 from __future__ import annotations
@@ -43,10 +52,13 @@ if TYPE_CHECKING:
 __all__ = [
     "RESTORED",
     "VERSIONED",
+    "arm_postgres_triggers",
+    "arm_sqlite_triggers",
     "as_of_sql",
     "install_postgres_snapshots",
     "install_sqlite_snapshots",
     "key_match",
+    "sqlite_triggers_armed",
 ]
 
 #: Versioned tables and their key columns.
@@ -159,7 +171,10 @@ def sqlite_columns(conn: sqlite3.Connection, table: str, schema: str = "main") -
 
 
 def install_sqlite_snapshots(conn: sqlite3.Connection) -> None:
-    """Create (or bring up to date) the snapshot tables, shadow tables and triggers."""
+    """Create (or bring up to date) the snapshot tables and shadow tables; the triggers exist
+    afterwards exactly when a snapshot does (recreated, so they list every column).
+
+    Runs inside the caller's write transaction (a migration's ``BEGIN IMMEDIATE``)."""
     for statement in _SQLITE_BOOK.split(";"):
         conn.execute(statement)
     for table, keys in VERSIONED.items():
@@ -173,28 +188,48 @@ def install_sqlite_snapshots(conn: sqlite3.Connection) -> None:
             conn.execute(f"CREATE INDEX {shadow}_tag ON {shadow} (tag)")
         for col in sorted(set(cols) - set(sqlite_columns(conn, shadow))):
             conn.execute(f"ALTER TABLE {shadow} ADD COLUMN {col}")
-        _sqlite_triggers(conn, table, keys, cols)
+    arm_sqlite_triggers(
+        conn, conn.execute("SELECT 1 FROM snapshots LIMIT 1").fetchone() is not None
+    )
 
 
-def _sqlite_triggers(
-    conn: sqlite3.Connection, table: str, keys: tuple[str, ...], cols: list[str]
-) -> None:
-    """Three triggers logging pre-images. ``NOT EXISTS`` rather than ``INSERT OR IGNORE``: the
-    conflict policy of the outer statement (an upsert's ``ABORT``) would override the latter."""
-    shadow = f"snap_{table}"
-    when = "WHEN EXISTS (SELECT 1 FROM snapshots)"
+_EVENTS = (("insert", "NEW"), ("update", "OLD"), ("delete", "OLD"))
+
+
+def sqlite_triggers_armed(conn: sqlite3.Connection) -> bool:
+    """Whether the undo-log triggers exist (they should exactly when a snapshot does)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'snap_nodes_insert'"
+    ).fetchone()
+    return row is not None
+
+
+def arm_sqlite_triggers(conn: sqlite3.Connection, on: bool) -> None:
+    """Create (``on``) or drop the undo-log triggers of every versioned table.
+
+    Call inside the write transaction that inserts the first snapshot row (``on``) or deletes
+    the last one: DDL is transactional in SQLite, and the write lock keeps every other writer
+    out until the commit. Three triggers per table log pre-images. ``NOT EXISTS`` rather than
+    ``INSERT OR IGNORE``: the conflict policy of the outer statement (an upsert's ``ABORT``)
+    would override the latter.
+    """
     clock = "(SELECT epoch FROM snapshot_clock)"
-    for event, row in (("insert", "NEW"), ("update", "OLD"), ("delete", "OLD")):
-        conn.execute(f"DROP TRIGGER IF EXISTS {shadow}_{event}")
-        logged = keys if event == "insert" else tuple(cols)
-        values = ", ".join(f"{row}.{c}" for c in logged)
-        fresh = " AND ".join(f"h.{k} = {row}.{k}" for k in keys)
-        conn.execute(
-            f"CREATE TRIGGER {shadow}_{event} AFTER {event.upper()} ON {table} {when} BEGIN "
-            f"INSERT INTO {shadow} (tag, existed, {', '.join(logged)}) "
-            f"SELECT {clock}, {int(event != 'insert')}, {values} WHERE NOT EXISTS "
-            f"(SELECT 1 FROM {shadow} h WHERE {fresh} AND h.tag = {clock}); END"
-        )
+    for table, keys in VERSIONED.items():
+        shadow = f"snap_{table}"
+        cols = sqlite_columns(conn, table)
+        for event, row in _EVENTS:
+            conn.execute(f"DROP TRIGGER IF EXISTS {shadow}_{event}")
+            if not on:
+                continue
+            logged = keys if event == "insert" else tuple(cols)
+            values = ", ".join(f"{row}.{c}" for c in logged)
+            fresh = " AND ".join(f"h.{k} = {row}.{k}" for k in keys)
+            conn.execute(
+                f"CREATE TRIGGER {shadow}_{event} AFTER {event.upper()} ON {table} BEGIN "
+                f"INSERT INTO {shadow} (tag, existed, {', '.join(logged)}) "
+                f"SELECT {clock}, {int(event != 'insert')}, {values} WHERE NOT EXISTS "
+                f"(SELECT 1 FROM {shadow} h WHERE {fresh} AND h.tag = {clock}); END"
+            )
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
@@ -209,9 +244,12 @@ def postgres_columns(conn: psycopg.Connection[tuple[object, ...]], table: str) -
 
 
 def install_postgres_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """Create (or bring up to date) the snapshot tables, shadow tables and triggers.
+    """Create (or bring up to date) the snapshot tables, shadow tables and triggers; the
+    triggers are enabled afterwards exactly when a snapshot exists.
 
-    ``conn``'s ``search_path`` starts at the store's schema (as during a migration).
+    ``conn``'s ``search_path`` starts at the store's schema (as during a migration), inside a
+    transaction that holds the store's write lock (so no snapshot is taken or dropped between
+    reading whether one exists and setting the triggers).
     """
     for statement in _PG_BOOK.split(";"):
         conn.execute(statement)
@@ -236,6 +274,24 @@ def install_postgres_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -> 
             ).fetchone()[0]  # type: ignore[index]
             conn.execute(f"ALTER TABLE {shadow} ADD COLUMN {col} {kind}")
         _postgres_trigger(conn, prefix, table, keys, cols)
+    armed = conn.execute(f"SELECT 1 FROM {prefix}snapshots LIMIT 1").fetchone() is not None
+    arm_postgres_triggers(conn, prefix, armed)
+
+
+def arm_postgres_triggers(
+    conn: psycopg.Connection[tuple[object, ...]], prefix: str, on: bool
+) -> None:
+    """Enable (``on``) or disable the undo-log trigger of every versioned table.
+
+    Call inside the transaction, holding the store's advisory write lock, that inserts the
+    first snapshot row (``on``) or deletes the last one: the change commits with the row, and
+    every writer of the store waits for that lock before its first write, so none can write
+    unlogged after the mark (several processes may share the store). ``prefix`` qualifies the
+    tables (``"schema".``).
+    """
+    state = "ENABLE" if on else "DISABLE"
+    for table in VERSIONED:
+        conn.execute(f"ALTER TABLE {prefix}{table} {state} TRIGGER snap_log")
 
 
 def _postgres_trigger(
@@ -253,7 +309,6 @@ def _postgres_trigger(
     conn.execute(
         f"CREATE OR REPLACE FUNCTION {prefix}snap_log_{table}() RETURNS trigger "
         "LANGUAGE plpgsql AS $body$ DECLARE e bigint; BEGIN "
-        f"IF NOT EXISTS (SELECT 1 FROM {prefix}snapshots) THEN RETURN NULL; END IF; "
         f"SELECT epoch INTO e FROM {prefix}snapshot_clock; "
         "IF TG_OP = 'INSERT' THEN "
         f"INSERT INTO {shadow} (tag, existed, {key_cols}) VALUES (e, 0, {new_keys}) "

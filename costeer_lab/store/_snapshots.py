@@ -9,8 +9,9 @@ nothing where nothing changes:
   file copy of a 1 GB store is O(size); versioning every row would make every read filter
   versions and every upsert write a new row).
 * A write after a snapshot costs one extra row the first time its key changes (later changes of
-  the key until the next snapshot cost an index probe); with no snapshot, a trigger checks that
-  the ``snapshots`` table is empty.
+  the key until the next snapshot cost an index probe); with no snapshot there is no trigger
+  at all (the first snapshot installs them, dropping the last removes them, each in the
+  transaction of the snapshot row), so a store that never snapshots writes at full speed.
 * ``at_snapshot(name)`` opens a second connection whose temporary views, named like the
   tables, show every row as of the snapshot (current rows not touched since, plus pre-images
   of those that were). All the store's read code runs unchanged on it, and it refuses writes.
@@ -97,6 +98,10 @@ class SnapshotMixin(BaseStore):
     def _snap_view(self, name: str, epoch: int) -> BaseStore:
         raise NotImplementedError
 
+    def _snap_arm(self, conn: Any, on: bool) -> None:
+        """Install (``on``) or remove the undo-log triggers, inside the write scope ``conn``."""
+        raise NotImplementedError
+
     def _snap_where(self) -> str:
         return repr(redact_url(self.url))
 
@@ -148,6 +153,8 @@ class SnapshotMixin(BaseStore):
                 "SELECT name FROM snapshots ORDER BY epoch DESC LIMIT 1"
             ).fetchall()
             parent = str(last[0][0]) if last else None
+            if not last:  # the first snapshot: from now on every change is logged
+                self._snap_arm(conn, True)
             conn.execute(
                 f"INSERT INTO snapshots (epoch, name, parent, created_at) VALUES ({p}, {p}, {p}, "
                 f"{p})",
@@ -171,6 +178,8 @@ class SnapshotMixin(BaseStore):
         with self._snap_write() as conn:
             conn.execute(f"DELETE FROM snapshots WHERE epoch = {p}", (epoch,))
             first = conn.execute("SELECT MIN(epoch) FROM snapshots").fetchone()[0]
+            if first is None:  # the last one: nothing needs a log any more
+                self._snap_arm(conn, False)
             for table in VERSIONED:
                 if first is None:
                     conn.execute(f"DELETE FROM snap_{table}")

@@ -25,7 +25,7 @@ from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
 from costeer_lab.store._codec import check_str, dumps_json, loads_json
 from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
 from costeer_lab.store._rows import edge_rows, node_rows
-from costeer_lab.store._snapshot_schema import VERSIONED, as_of_sql
+from costeer_lab.store._snapshot_schema import VERSIONED, arm_sqlite_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
@@ -303,6 +303,9 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
 
     def _snap_columns(self, table: str) -> list[str]:
         return [str(r[1]) for r in self._rows(f"PRAGMA main.table_info({table})")]
+
+    def _snap_arm(self, conn: Any, on: bool) -> None:
+        arm_sqlite_triggers(conn, on)
 
     def _snap_prefix(self) -> str:
         return "main."
