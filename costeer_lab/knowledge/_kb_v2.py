@@ -20,10 +20,10 @@ from costeer_lab.embed import BaseEmbedder
 from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.graph import (
     COMPONENT,
+    EDGE_HAS_COMPONENT,
     ERROR,
     TASK_DESCRIPTION,
     KnowledgeGraph,
-    neighbors_within,
     node_id,
 )
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
@@ -123,7 +123,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             index_kw=index_kw,
             persist_indexes=persist_indexes,
         )
-        self.graph.on_first_use = self._ensure_loaded  # graph and lookups are read together
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._ids: dict[tuple[str, str], str] = {}
@@ -136,6 +135,9 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
+        #: Task description → component ids, for the successes being applied (``None`` while
+        #: :meth:`reload` reads the records: the postings are linked after them).
+        self._comps_of: Mapping[str, Sequence[str]] | None = {}
 
     # -- in-memory lookups ---------------------------------------------------------------------
     def reload(self) -> None:
@@ -145,8 +147,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         refers to was committed before the record, so the graph read later holds it even while
         another process (a second agent on a shared PostgreSQL) keeps writing.
         """
-        records = list(self.store.iter_records(ATTEMPT_KIND))
-        self.graph.reload()
         self._task_td = {}
         self._attempts = {}
         self._success = {}
@@ -156,8 +156,33 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._task_runs = {}
         self._applied = set()
         self._loaded = True
-        for key, data in records:
-            self._apply(key, data)
+        self._comps_of = None  # components of the solved task descriptions: read after them
+        try:
+            for key, data in self.store.iter_records(ATTEMPT_KIND):  # paged, never all at once
+                self._apply(key, data)
+        finally:
+            self._comps_of = {}
+        self._link_components()
+        if self.graph.loaded:
+            self.graph.reload()
+
+    def _link_components(self) -> None:
+        """Give every solved task description its component postings (in ordinal order), from
+        the ``has_component`` edges read once after the attempt records (every edge a record
+        refers to was committed before it)."""
+        solved = self._solved
+        found: dict[int, list[str]] = {}
+        names: dict[str, str] = {}  # one string per component id
+        for src, dst, _ in self.store.iter_edge_keys(EDGE_HAS_COMPONENT):
+            o = solved.ordinal.get(src)
+            if o is not None:
+                found.setdefault(o, []).append(names.setdefault(dst, dst))
+        for o in sorted(found):
+            solved.link(o, found[o])
+
+    def stored_components(self, td: str) -> list[str]:
+        """Component node ids linked to a task description in the store (one read)."""
+        return [e.dst for e in self.store.iter_edges(EDGE_HAS_COMPONENT, td) if e.src == td]
 
     @property
     def loaded(self) -> bool:
@@ -229,7 +254,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         entry = self._success.get(td)
         if entry is None:
             entry = self._success[td] = Success(d["success"], d["provenance"])
-            self._solved.add(td, neighbors_within(self.graph.G, td, 1, COMPONENT))
+            comps = self._comps_of
+            self._solved.add(td, () if comps is None else comps.get(td, ()))
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
                 a for r in runs for a in self._attempts.get((r, task_id), ()) if not a.succeeded
@@ -301,6 +327,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         after one :meth:`record` per attempt in order. If anything fails, nothing of the batch
         is kept (store, graph and lookups). Returns the record keys.
         """
+        self._ensure_loaded()
         batch = _Batch(self)
         for e in entries:
             batch.add(e)
@@ -308,8 +335,12 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self.graph.write(
             batch.nodes, batch.edges, lambda: self.store.put_records(ATTEMPT_KIND, rows)
         )
-        for key, data in batch.rows:
-            self._apply(key, data)
+        self._comps_of = batch.td_components
+        try:
+            for key, data in batch.rows:
+                self._apply(key, data)
+        finally:
+            self._comps_of = {}
         return [key for key, _ in batch.rows]
 
     def record_stream(self, entries: Iterable[AttemptInput], *, batch_size: int = 1000) -> int:
@@ -418,8 +449,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         """Node counts per kind, attempts and solved task descriptions."""
         from costeer_lab.graph import NODE_KINDS
 
-        out = {f"nodes.{k}": self.graph.count(k) for k in NODE_KINDS}
-        out["edges"] = int(self.graph.G.number_of_edges())
+        out = {f"nodes.{k}": self.store.count_nodes(k) for k in NODE_KINDS}
+        out["edges"] = self.store.count_edges()
         out["attempts"] = sum(len(v) for v in self.attempts.values())
         out["solved_task_descriptions"] = len(self.success)
         return out

@@ -1,5 +1,6 @@
-"""Opening a V2 knowledge base reads no graph and no attempt record; the first use reads the
-graph once, as ids and kinds only, after the attempt records (issue 27).
+"""Opening a V2 knowledge base reads no graph and no attempt record; the first use of the
+lookups reads the attempt records, then the ``has_component`` edges, once; the networkx graph is
+read (ids and kinds only) only when it is used itself, and never by the lookups (issue 27).
 
 The store is not under test here: a subclass of the real SQLite store counts which read methods
 an open calls, and the opened KB must equal the one that wrote the store.
@@ -77,7 +78,8 @@ def build(path: Path) -> KnowledgeBaseV2:
     return kb
 
 
-GRAPH_READ = Counter({"iter_records:kg_attempt": 1, "iter_node_kinds": 1, "iter_edge_keys": 1})
+LOOKUPS_READ = Counter({"iter_records:kg_attempt": 1, "iter_edge_keys": 1})
+GRAPH_READ = Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
 
 
 def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) -> None:
@@ -87,13 +89,16 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     store = counting(path)
     opened = KnowledgeBaseV2(store, get_embedder("hashing"))
     assert store.calls == Counter() and not opened.loaded  # indexes loaded from their files
-    assert opened.graph.G.number_of_nodes() > 10  # first use reads records, then the graph
-    assert store.calls == GRAPH_READ and opened.loaded
-    lookups_first = KnowledgeBaseV2(counting(path), get_embedder("hashing"))
-    assert lookups_first.success == before.success  # or a lookup first: the same one read
-    assert lookups_first.graph.G.number_of_edges() == before.store.count_edges()
-    assert lookups_first.store.calls == GRAPH_READ
-    lookups_first.store.close()
+    assert opened.success == before.success  # first use: the records, then component edges
+    assert store.calls == LOOKUPS_READ and opened.loaded and not opened.graph.loaded
+    assert opened.stats() == before.stats()  # counted by the store: the graph is not read
+    assert store.calls == LOOKUPS_READ and not opened.graph.loaded
+    assert opened.graph.G.number_of_nodes() > 10  # the graph, read on its own first use
+    assert store.calls == LOOKUPS_READ + GRAPH_READ
+    graph_first = KnowledgeBaseV2(counting(path), get_embedder("hashing"))
+    assert graph_first.graph.G.number_of_edges() == before.store.count_edges()
+    assert graph_first.store.calls == GRAPH_READ and not graph_first.loaded
+    graph_first.store.close()
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     assert opened.graph.G.number_of_nodes() == before.store.count_nodes() > 10
     assert opened.graph.G.number_of_edges() == before.store.count_edges()
@@ -104,10 +109,10 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     for c in components:
         assert opened.solved.posting(c).tolist() == before.solved.posting(c).tolist()
     assert opened.error_fixes == before.error_fixes
-    assert store.calls == GRAPH_READ  # read once, whatever is used
+    assert store.calls == LOOKUPS_READ + GRAPH_READ  # read once, whatever is used
     store.calls.clear()
-    opened.reload()  # an explicit reload reads the graph once more, the same way
-    assert store.calls == GRAPH_READ
+    opened.reload()  # an explicit reload reads both once more (the graph, as it was in use)
+    assert store.calls == LOOKUPS_READ + GRAPH_READ
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     before.store.close()
     store.close()
