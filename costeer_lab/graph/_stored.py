@@ -2,7 +2,8 @@
 
 The store (nodes / edges tables) is the source of truth; the networkx graph and the per-kind
 vector collections are derived views. The vector indexes are loaded when the graph is opened
-(from their persisted files when fresh); the networkx graph is read on first use of ``G``.
+(from their persisted files when fresh); the networkx graph is read on first use of ``G``, and
+writes before that neither read nor need it (:meth:`KnowledgeGraph.has`).
 """
 
 from __future__ import annotations

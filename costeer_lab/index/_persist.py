@@ -29,12 +29,13 @@ _MAGIC = b"CLVIDX01"
 _PREFIX = len(_MAGIC) + 32 + 8
 
 
-def encode_index_file(header: dict[str, Any], payload: bytes) -> bytes:
+def encode_index_file(header: dict[str, Any], payload: bytes | memoryview) -> bytes:
     """Return the bytes of an index file holding ``header`` (JSON) and ``payload``.
 
     Example:
         >>> data = encode_index_file({"format": FORMAT_VERSION}, b"xyz")
-        >>> decode_index_file(data, "<mem>")
+        >>> header, payload = decode_index_file(data, "<mem>")
+        >>> header, bytes(payload)
         ({'format': 2}, b'xyz')
     """
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
@@ -42,8 +43,11 @@ def encode_index_file(header: dict[str, Any], payload: bytes) -> bytes:
     return _MAGIC + hashlib.sha256(body).digest() + body
 
 
-def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], bytes]:
+def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], memoryview]:
     """Split and verify the bytes of an index file; ``source`` names it in errors.
+
+    The payload is a view into ``data``, not a copy (an index file is mostly payload: a copy
+    would double the peak memory of opening a large index).
 
     Raises:
         VectorIndexError: wrong magic, truncated file, checksum mismatch or malformed header.
@@ -57,14 +61,14 @@ def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], bytes]:
             f"{source} is not a costeer_lab index file (magic {data[:8]!r}, expected {_MAGIC!r})"
         )
     digest = data[len(_MAGIC) : len(_MAGIC) + 32]
-    body = data[len(_MAGIC) + 32 :]
+    body = memoryview(data)[len(_MAGIC) + 32 :]
     if hashlib.sha256(body).digest() != digest:
         raise VectorIndexError(f"index file {source} is corrupt: sha256 checksum mismatch")
     (hlen,) = struct.unpack("<Q", body[:8])
     if hlen > len(body) - 8:
         raise VectorIndexError(f"index file {source} is corrupt: header length {hlen} too large")
     try:
-        header = json.loads(body[8 : 8 + hlen].decode("utf-8"))
+        header = json.loads(bytes(body[8 : 8 + hlen]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VectorIndexError(f"index file {source} has a malformed header: {exc}") from exc
     if not isinstance(header, dict):
@@ -73,4 +77,4 @@ def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], bytes]:
         raise VectorIndexError(
             f"index file {source} has format {header.get('format')!r}, expected {FORMAT_VERSION}"
         )
-    return header, bytes(body[8 + hlen :])
+    return header, body[8 + hlen :]

@@ -55,7 +55,7 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise VectorIndexError(f"cannot read index file {source}: {exc}") from exc
-    header, payload = decode_index_file(data, source)
+    header, payload = decode_index_file(data, source)  # a view: the file is held once
     try:
         index = cls(
             header["dim"],
@@ -83,6 +83,7 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
         raw = faiss.deserialize_index(np.frombuffer(payload, dtype=np.uint8))
     except RuntimeError as exc:
         raise VectorIndexError(f"index file {source}: faiss cannot read the index: {exc}") from exc
+    del payload, data  # the faiss index holds its own copy
     _check_faiss(raw, index, ntotal, labels, next_label, source)
     index.import_rows(raw, ids, labels, next_label)
     index.source_collection, index.source_version = collection, version

@@ -1,16 +1,18 @@
 """``KnowledgeBaseV2``: the graph knowledge base of CoSTEER (nodes, edges and attempt records).
 
-Each attempt is a ``kg_attempt`` record (the durable event log); the graph nodes/edges and the
-in-memory lookups (task → attempts, task description → success, component → solved task
-descriptions as integer postings, error → fixes) are rebuilt from the store on first use, not
-when the KB is opened: an open loads the vector indexes (from their persisted files when they
-match the store) and nothing else.
+Each attempt is a ``kg_attempt`` record (the durable event log); the in-memory lookups (task →
+attempts, task description → success, component → solved task descriptions as integer
+postings, error → fixes) are rebuilt from the store on first use, not when the KB is opened: an
+open loads the vector indexes (from their persisted files when they match the store) and
+nothing else. Neither the lookups, the queries nor the writes use the networkx graph
+(``kb.graph.G``): it is read from the store only when it is used itself (drawing, notebooks).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from sys import intern
 from typing import Any
 
 import numpy as np
@@ -74,10 +76,11 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             :func:`~costeer_lab.index._location.index_file`), reused on open when they match the
             store's collection state and written again by :meth:`checkpoint` and :meth:`close`.
 
-    Opening reads no graph and no attempt record: the networkx graph and the lookups
-    (:attr:`task_td`, :attr:`attempts`, :attr:`success`, :attr:`solved`,
-    :attr:`error_fixes`) are read from the store on first use, all together (:meth:`reload`),
-    and a write reads them first.
+    Opening reads no graph and no attempt record: the lookups (:attr:`task_td`,
+    :attr:`attempts`, :attr:`success`, :attr:`solved`, :attr:`error_fixes`) are read from the
+    store on first use, all together (:meth:`reload`: the attempt records a page at a time,
+    then the ``has_component`` edges), and a write reads them first. The networkx graph
+    ``graph.G`` is read only on its own first use; once read, writes keep it up to date.
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -233,7 +236,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         if key in self._applied:
             return
         self._applied.add(key)
-        task_id, td, run = d["task_id"], d["td"], d["run_id"]
+        # ids repeated across records are held once (each decoded record has its own copies)
+        task_id, td, run = intern(d["task_id"]), intern(d["td"]), intern(d["run_id"])
         self._task_td[task_id] = td
         if d.get("trace"):
             att = Attempt(
@@ -242,7 +246,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
                 bool(d["succeeded"]),
                 int(d["level"]),
                 d.get("score"),
-                tuple((fp, line) for fp, line in d.get("errors", [])),
+                tuple((intern(fp), intern(line)) for fp, line in d.get("errors", [])),
             )
             self._attempts.setdefault((run, task_id), []).append(att)
             self._task_runs.setdefault(task_id, []).append(run)

@@ -116,3 +116,49 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     before.store.close()
     store.close()
+
+
+def _build_into(path: Path, *, graph_first: bool) -> KnowledgeBaseV2:
+    """:func:`build`, on a KB whose networkx graph is read before the writes or never."""
+    kb = KnowledgeBaseV2(SQLiteStore(path), get_embedder("hashing"))
+    if graph_first:
+        assert kb.graph.G.number_of_nodes() == 0
+    ma5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA")
+    std5 = factor("STD5", "Std($close, 5)/$close", "standard deviation of close", "STD")
+    kb.add_seed_knowledge([seed(ma5, "ma5")])
+    rag = RAGStrategyV2(RAGSettings())
+    for run in ("r1", "r2"):  # STD5 fails first: solved later, its components already stored
+        rag.generate_knowledge(kb, [(std5, code("a"), crash("KeyError: 'close'"))], run_id=run)
+        rag.generate_knowledge(kb, [(std5, code("c"), ok())], run_id=run)
+        rag.generate_knowledge(kb, [(ma5, code("a"), crash("KeyError: 'close'"))], run_id=run)
+    assert kb.graph.loaded == graph_first
+    return kb
+
+
+def test_writes_without_the_graph_leave_the_same_store_and_lookups(tmp_path: Path) -> None:
+    """The lookups never read the networkx graph, and a write does not either: nodes are looked
+    up in the vector collections, stored component edges of a known task description in the
+    store. Store, lookups and the graph read afterwards equal those of a KB whose graph was
+    read first and kept up to date by every write."""
+    lazy = _build_into(tmp_path / "lazy.db", graph_first=False)
+    eager = _build_into(tmp_path / "eager.db", graph_first=True)
+    for a, b in [(lazy.store, eager.store)]:
+        assert sorted(n.id for n in a.iter_nodes()) == sorted(n.id for n in b.iter_nodes())
+        assert sorted(a.iter_edge_keys()) == sorted(b.iter_edge_keys())
+    assert lazy.stats() == eager.stats()
+    assert lazy.attempts == eager.attempts and lazy.task_td == eager.task_td
+    assert lazy.success == eager.success and lazy.solved.tds == eager.solved.tds
+    assert lazy.error_fixes == eager.error_fixes
+    for td in eager.solved.tds:
+        comps = [c for c in eager.graph.G.neighbors(td) if eager.graph.kind(c) == "component"]
+        assert comps
+        assert [lazy.solved.posting(c).tolist() for c in comps] == [
+            eager.solved.posting(c).tolist() for c in comps
+        ]
+    assert nx.utils.graphs_equal(lazy.graph.G, eager.graph.G)
+    reopened = KnowledgeBaseV2(SQLiteStore(tmp_path / "lazy.db"), get_embedder("hashing"))
+    assert reopened.solved.tds == eager.solved.tds and reopened.error_fixes == eager.error_fixes
+    for c in {c for td in eager.solved.tds for c in eager.graph.G.neighbors(td)}:
+        assert reopened.solved.posting(c).tolist() == eager.solved.posting(c).tolist()
+    for kb in (lazy, eager, reopened):
+        kb.store.close()
