@@ -18,11 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from typing import Any
+from typing import Any, BinaryIO
 
 from costeer_lab.errors import VectorIndexError
 
-__all__ = ["FORMAT_VERSION", "decode_index_file", "encode_index_file"]
+__all__ = ["FORMAT_VERSION", "decode_index_file", "encode_index_file", "read_index_header"]
 
 FORMAT_VERSION = 2  # 2: the header holds the collection's etag
 _MAGIC = b"CLVIDX01"
@@ -67,8 +67,48 @@ def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], memoryv
     (hlen,) = struct.unpack("<Q", body[:8])
     if hlen > len(body) - 8:
         raise VectorIndexError(f"index file {source} is corrupt: header length {hlen} too large")
+    return _header(bytes(body[8 : 8 + hlen]), source), body[8 + hlen :]
+
+
+def read_index_header(f: BinaryIO, source: str) -> dict[str, Any]:
+    """Verify an index file open for reading a chunk at a time (as :func:`decode_index_file`,
+    with the same errors) and return its header; ``f`` is left at the start of the payload, so
+    the payload is read from the file and never held whole in memory besides the index.
+
+    Example:
+        >>> import io
+        >>> f = io.BytesIO(encode_index_file({"format": FORMAT_VERSION}, b"xyz"))
+        >>> read_index_header(f, "<mem>"), f.read()
+        ({'format': 2}, b'xyz')
+    """
+    prefix = f.read(_PREFIX)
+    if len(prefix) < _PREFIX:
+        raise VectorIndexError(
+            f"index file {source} is truncated: {len(prefix)} bytes, expected at least {_PREFIX}"
+        )
+    if prefix[: len(_MAGIC)] != _MAGIC:
+        raise VectorIndexError(
+            f"{source} is not a costeer_lab index file (magic {prefix[:8]!r}, expected {_MAGIC!r})"
+        )
+    digest = prefix[len(_MAGIC) : len(_MAGIC) + 32]
+    h = hashlib.sha256(prefix[len(_MAGIC) + 32 :])
+    size = _PREFIX
+    while chunk := f.read(1 << 20):
+        h.update(chunk)
+        size += len(chunk)
+    if h.digest() != digest:
+        raise VectorIndexError(f"index file {source} is corrupt: sha256 checksum mismatch")
+    (hlen,) = struct.unpack("<Q", prefix[_PREFIX - 8 :])
+    if hlen > size - _PREFIX:
+        raise VectorIndexError(f"index file {source} is corrupt: header length {hlen} too large")
+    f.seek(_PREFIX)
+    return _header(f.read(hlen), source)
+
+
+def _header(raw: bytes, source: str) -> dict[str, Any]:
+    """The JSON header of an index file, checked (object, format version)."""
     try:
-        header = json.loads(bytes(body[8 : 8 + hlen]).decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VectorIndexError(f"index file {source} has a malformed header: {exc}") from exc
     if not isinstance(header, dict):
@@ -77,4 +117,4 @@ def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], memoryv
         raise VectorIndexError(
             f"index file {source} has format {header.get('format')!r}, expected {FORMAT_VERSION}"
         )
-    return header, body[8 + hlen :]
+    return header

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import faiss
-import numpy as np
 
 from costeer_lab._fs import atomic_write_bytes
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, VectorIndexError
-from costeer_lab.index._persist import FORMAT_VERSION, decode_index_file, encode_index_file
+from costeer_lab.index._persist import FORMAT_VERSION, encode_index_file, read_index_header
 
 if TYPE_CHECKING:
     from costeer_lab.index._faiss import FaissIndex, IndexKind
@@ -52,10 +51,14 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     """Read an index file (see :meth:`FaissIndex.load`); any defect raises VectorIndexError."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # read a chunk at a time: the file is never held whole
+            return _read_index(f, source, cls)
     except OSError as exc:
         raise VectorIndexError(f"cannot read index file {source}: {exc}") from exc
-    header, payload = decode_index_file(data, source)  # a view: the file is held once
+
+
+def _read_index(f: BinaryIO, source: str, cls: type[FaissIndex]) -> FaissIndex:
+    header = read_index_header(f, source)
     try:
         index = cls(
             header["dim"],
@@ -80,10 +83,10 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     except (KeyError, TypeError, InvalidInputError) as exc:
         raise VectorIndexError(f"index file {source} has an invalid header: {exc!r}") from exc
     try:
-        raw = faiss.deserialize_index(np.frombuffer(payload, dtype=np.uint8))
+        reader = faiss.PyCallbackIOReader(f.read)  # type: ignore[attr-defined]  # not in the stub
+        raw = faiss.read_index(reader)
     except RuntimeError as exc:
         raise VectorIndexError(f"index file {source}: faiss cannot read the index: {exc}") from exc
-    del payload, data  # the faiss index holds its own copy
     _check_faiss(raw, index, ntotal, labels, next_label, source)
     index.import_rows(raw, ids, labels, next_label)
     index.source_collection, index.source_version = collection, version
