@@ -56,7 +56,7 @@ class Batch:
         self.edges: dict[tuple[str, str], str] = {}
         self.rows: list[tuple[str, dict[str, Any]]] = []
         self._td: dict[str, str] = {}
-        #: Task description → its component ids: those stored before the batch, then its own.
+        #: Task description → its component ids: those known before the batch, then its own.
         self.td_components: dict[str, list[str]] = {}
 
     def _node(self, nid: str, kind: str, content: str, attrs: dict[str, Any]) -> None:
@@ -78,8 +78,7 @@ class Batch:
             td = self._td[info] = node_id(TASK_DESCRIPTION, info)
         known = self.td_components.get(td)
         if known is None:
-            stored = kb.graph.has(td, TASK_DESCRIPTION)
-            known = self.td_components[td] = kb.stored_components(td) if stored else []
+            known = self.td_components[td] = list(kb.td_components(td))
         self._node(td, TASK_DESCRIPTION, info, {"task": e.task.to_dict()})
         for comp in kb.components_of(e.task):
             cid = kb.component_id(comp)

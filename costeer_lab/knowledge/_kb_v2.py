@@ -138,9 +138,10 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
-        #: Task description → component ids, for the successes being applied (``None`` while
-        #: :meth:`reload` reads the records: the postings are linked after them).
-        self._comps_of: Mapping[str, Sequence[str]] | None = {}
+        #: Task description → its component ids (the graph's ``has_component`` adjacency,
+        #: one tuple per task description, component ids held once).
+        self._td_comps: dict[str, tuple[str, ...]] = {}
+        self._deferred = False  # reload: postings are linked after the records
 
     # -- in-memory lookups ---------------------------------------------------------------------
     def reload(self) -> None:
@@ -158,13 +159,14 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._error_fixes = {}
         self._task_runs = {}
         self._applied = set()
+        self._td_comps = {}
         self._loaded = True
-        self._comps_of = None  # components of the solved task descriptions: read after them
+        self._deferred = True  # components are read after the records
         try:
             for key, data in self.store.iter_records(ATTEMPT_KIND):  # paged, never all at once
                 self._apply(key, data)
         finally:
-            self._comps_of = {}
+            self._deferred = False
         self._link_components()
         if self.graph.loaded:
             self.graph.reload()
@@ -173,19 +175,19 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         """Give every solved task description its component postings (in ordinal order), from
         the ``has_component`` edges read once after the attempt records (every edge a record
         refers to was committed before it)."""
-        solved = self._solved
-        found: dict[int, list[str]] = {}
+        found: dict[str, list[str]] = {}
         names: dict[str, str] = {}  # one string per component id
         for src, dst, _ in self.store.iter_edge_keys(EDGE_HAS_COMPONENT):
-            o = solved.ordinal.get(src)
-            if o is not None:
-                found.setdefault(o, []).append(names.setdefault(dst, dst))
-        for o in sorted(found):
-            solved.link(o, found[o])
+            found.setdefault(intern(src), []).append(names.setdefault(dst, dst))
+        self._td_comps = {td: tuple(comps) for td, comps in found.items()}
+        del found
+        for o, td in enumerate(self._solved.tds):
+            self._solved.link(o, self._td_comps.get(td, ()))
 
-    def stored_components(self, td: str) -> list[str]:
-        """Component node ids linked to a task description in the store (one read)."""
-        return [e.dst for e in self.store.iter_edges(EDGE_HAS_COMPONENT, td) if e.src == td]
+    def td_components(self, td: str) -> tuple[str, ...]:
+        """Component node ids of a task description (none for one not stored)."""
+        self._ensure_loaded()
+        return self._td_comps.get(td, ())
 
     @property
     def loaded(self) -> bool:
@@ -258,8 +260,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         entry = self._success.get(td)
         if entry is None:
             entry = self._success[td] = Success(d["success"], d["provenance"])
-            comps = self._comps_of
-            self._solved.add(td, () if comps is None else comps.get(td, ()))
+            self._solved.add(td, () if self._deferred else self._td_comps.get(td, ()))
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
                 a for r in runs for a in self._attempts.get((r, task_id), ()) if not a.succeeded
@@ -339,12 +340,11 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self.graph.write(
             batch.nodes, batch.edges, lambda: self.store.put_records(ATTEMPT_KIND, rows)
         )
-        self._comps_of = batch.td_components
-        try:
-            for key, data in batch.rows:
-                self._apply(key, data)
-        finally:
-            self._comps_of = {}
+        for td, comps in batch.td_components.items():
+            if len(comps) != len(self._td_comps.get(td, ())):
+                self._td_comps[td] = tuple(comps)
+        for key, data in batch.rows:
+            self._apply(key, data)
         return [key for key, _ in batch.rows]
 
     def record_stream(self, entries: Iterable[AttemptInput], *, batch_size: int = 1000) -> int:
