@@ -18,11 +18,18 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from costeer_lab.errors import VectorIndexError
 
-__all__ = ["FORMAT_VERSION", "decode_index_file", "encode_index_file", "read_index_header"]
+__all__ = [
+    "FORMAT_VERSION",
+    "decode_index_file",
+    "encode_index_file",
+    "read_index_header",
+    "write_index_file",
+]
 
 FORMAT_VERSION = 2  # 2: the header holds the collection's etag
 _MAGIC = b"CLVIDX01"
@@ -41,6 +48,37 @@ def encode_index_file(header: dict[str, Any], payload: bytes | memoryview) -> by
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     body = struct.pack("<Q", len(head)) + head + payload
     return _MAGIC + hashlib.sha256(body).digest() + body
+
+
+def write_index_file(
+    f: BinaryIO, header: dict[str, Any], payload: Callable[[Callable[[bytes], object]], None]
+) -> None:
+    """Write the bytes of :func:`encode_index_file` to a seekable file, the payload streamed:
+    ``payload(put)`` calls ``put`` with consecutive pieces of it (the checksum is computed as
+    they pass and written in its place last), so the whole file is never held in memory.
+
+    Example:
+        >>> import io
+        >>> f = io.BytesIO()
+        >>> write_index_file(f, {"format": FORMAT_VERSION}, lambda put: (put(b"x"), put(b"yz")))
+        >>> f.getvalue() == encode_index_file({"format": FORMAT_VERSION}, b"xyz")
+        True
+    """
+    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    start = f.tell()
+    f.write(_MAGIC + bytes(32))
+    h = hashlib.sha256()
+
+    def put(piece: bytes) -> None:
+        h.update(piece)
+        f.write(piece)
+
+    put(struct.pack("<Q", len(head)) + head)
+    payload(put)
+    end = f.tell()
+    f.seek(start + len(_MAGIC))
+    f.write(h.digest())
+    f.seek(end)
 
 
 def decode_index_file(data: bytes, source: str) -> tuple[dict[str, Any], memoryview]:

@@ -7,14 +7,15 @@ passed in, so this module does not import ``_faiss`` at run time (``_faiss`` imp
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import faiss
 
-from costeer_lab._fs import atomic_write_bytes
+from costeer_lab._fs import atomic_writer
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, VectorIndexError
-from costeer_lab.index._persist import FORMAT_VERSION, encode_index_file, read_index_header
+from costeer_lab.index._persist import FORMAT_VERSION, read_index_header, write_index_file
 
 if TYPE_CHECKING:
     from costeer_lab.index._faiss import FaissIndex, IndexKind
@@ -43,8 +44,14 @@ def save_index(index: FaissIndex, path: str | Path) -> None:
         "ids": ids,
         "labels": labels,
     }
-    payload = faiss.serialize_index(raw).tobytes()
-    atomic_write_bytes(path, encode_index_file(header, payload))
+
+    def payload(put: Callable[[bytes], object]) -> None:
+        writer = faiss.PyCallbackIOWriter(put)  # type: ignore[attr-defined]  # not in the stub
+        faiss.write_index(raw, writer)
+        del writer  # flushes what it buffered
+
+    with atomic_writer(path) as f:  # streamed: never the index a second time in memory
+        write_index_file(f, header, payload)
 
 
 def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:

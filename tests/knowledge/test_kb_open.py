@@ -138,8 +138,8 @@ def _build_into(path: Path, *, graph_first: bool) -> KnowledgeBaseV2:
 def test_writes_without_the_graph_leave_the_same_store_and_lookups(tmp_path: Path) -> None:
     """The lookups never read the networkx graph, and a write does not either: nodes are looked
     up in the vector collections, the component edges of a known task description in the KB's
-    compact task description → components map. Store, lookups and the graph read afterwards equal those of a KB whose graph was
-    read first and kept up to date by every write."""
+    compact task description → components map. Store, lookups and the graph read afterwards
+    equal those of a KB whose graph was read first and kept up to date by every write."""
     lazy = _build_into(tmp_path / "lazy.db", graph_first=False)
     eager = _build_into(tmp_path / "eager.db", graph_first=True)
     for a, b in [(lazy.store, eager.store)]:
