@@ -2,7 +2,8 @@
 
 The store (nodes / edges tables) is the source of truth; the networkx graph and the per-kind
 vector collections are derived views. The vector indexes are loaded when the graph is opened
-(from their persisted files when fresh); the networkx graph is read on first use of ``G``.
+(from their persisted files when fresh); the networkx graph is read on first use of ``G``, and
+writes before that neither read nor need it (:meth:`KnowledgeGraph.has`).
 """
 
 from __future__ import annotations
@@ -180,9 +181,13 @@ class KnowledgeGraph:
             >>> kg.G.number_of_edges(), len(kg.collections["component"])
             (1, 2)
         """
-        G = self.G
-        new = [r for r in nodes.values() if r.kind in self.collections and r.id not in G]
-        fresh = [EdgeRecord(s, d, k) for (s, d), k in edges.items() if not G.has_edge(s, d)]
+        G = self._G  # not read for a write: without it, edges are upserted (idempotent)
+        new = [
+            r for r in nodes.values() if r.kind in self.collections and not self.has(r.id, r.kind)
+        ]
+        fresh = [
+            EdgeRecord(s, d, k) for (s, d), k in edges.items() if G is None or not G.has_edge(s, d)
+        ]
         touched: list[VectorCollection] = []
         try:
             with self.store.transaction():
@@ -196,8 +201,29 @@ class KnowledgeGraph:
             for col in touched:
                 col.index.source_version = -1  # the store rolled back: rebuild at next sync
             raise
-        G.add_nodes_from((r.id, {"kind": r.kind}) for r in nodes.values())
-        G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in fresh)
+        if G is not None:
+            G.add_nodes_from((r.id, {"kind": r.kind}) for r in nodes.values())
+            G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in fresh)
+
+    def has(self, nid: str, kind: str) -> bool:
+        """Whether node ``nid`` of ``kind`` is stored, without reading :attr:`G` when it is not
+        loaded: a node of an embedded kind is looked up in its vector collection (written in
+        the node's transaction), any other in the store.
+
+        Example:
+            >>> from costeer_lab.embed import get_embedder
+            >>> from costeer_lab.store import get_store
+            >>> kg = KnowledgeGraph(get_store(":memory:"), get_embedder("hashing"), ["component"])
+            >>> a = kg.add_node("component", "op:mean")
+            >>> kg.has(a, "component"), kg.has(node_id("component", "op:std"), "component")
+            (True, False)
+        """
+        if self._G is not None:
+            return nid in self._G
+        col = self.collections.get(kind)
+        if col is not None:
+            return nid in col
+        return self.store.get_node(nid) is not None
 
     def _embed_nodes(self, records: Sequence[NodeRecord], touched: list[VectorCollection]) -> None:
         """Embed new nodes of embedded kinds (one cached embedder call) into their collections."""

@@ -7,15 +7,15 @@ passed in, so this module does not import ``_faiss`` at run time (``_faiss`` imp
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import faiss
-import numpy as np
 
-from costeer_lab._fs import atomic_write_bytes
+from costeer_lab._fs import atomic_writer
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, VectorIndexError
-from costeer_lab.index._persist import FORMAT_VERSION, decode_index_file, encode_index_file
+from costeer_lab.index._persist import FORMAT_VERSION, read_index_header, write_index_file
 
 if TYPE_CHECKING:
     from costeer_lab.index._faiss import FaissIndex, IndexKind
@@ -44,18 +44,28 @@ def save_index(index: FaissIndex, path: str | Path) -> None:
         "ids": ids,
         "labels": labels,
     }
-    payload = faiss.serialize_index(raw).tobytes()
-    atomic_write_bytes(path, encode_index_file(header, payload))
+
+    def payload(put: Callable[[bytes], object]) -> None:
+        writer = faiss.PyCallbackIOWriter(put)  # type: ignore[attr-defined]  # not in the stub
+        faiss.write_index(raw, writer)
+        del writer  # flushes what it buffered
+
+    with atomic_writer(path) as f:  # streamed: never the index a second time in memory
+        write_index_file(f, header, payload)
 
 
 def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     """Read an index file (see :meth:`FaissIndex.load`); any defect raises VectorIndexError."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # read a chunk at a time: the file is never held whole
+            return _read_index(f, source, cls)
     except OSError as exc:
         raise VectorIndexError(f"cannot read index file {source}: {exc}") from exc
-    header, payload = decode_index_file(data, source)
+
+
+def _read_index(f: BinaryIO, source: str, cls: type[FaissIndex]) -> FaissIndex:
+    header = read_index_header(f, source)
     try:
         index = cls(
             header["dim"],
@@ -80,7 +90,8 @@ def load_index(path: str | Path, cls: type[FaissIndex]) -> FaissIndex:
     except (KeyError, TypeError, InvalidInputError) as exc:
         raise VectorIndexError(f"index file {source} has an invalid header: {exc!r}") from exc
     try:
-        raw = faiss.deserialize_index(np.frombuffer(payload, dtype=np.uint8))
+        reader = faiss.PyCallbackIOReader(f.read)  # type: ignore[attr-defined]  # not in the stub
+        raw = faiss.read_index(reader)
     except RuntimeError as exc:
         raise VectorIndexError(f"index file {source}: faiss cannot read the index: {exc}") from exc
     _check_faiss(raw, index, ntotal, labels, next_label, source)

@@ -7,7 +7,7 @@ error naming the bad value and what was expected.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,8 @@ __all__ = [
 Filter: TypeAlias = Collection[str] | Callable[[str], bool]
 
 #: Norms below this are treated as zero vectors (cosine similarity is undefined for them).
+#: Rows normalized at a time (bounds the float64 working copy of a large matrix).
+_BLOCK = 8192
 _MIN_NORM = 1e-12
 
 
@@ -97,8 +99,12 @@ def normalize_rows(
         >>> normalize_rows([[3.0, 4.0]], 2)
         array([[0.6, 0.8]], dtype=float32)
     """
-    try:
-        arr = np.array(vectors, dtype=np.float64)
+    try:  # an array of numbers is read a block at a time below, never copied whole as float64
+        numeric = isinstance(vectors, np.ndarray) and vectors.dtype.kind in "fiub"
+        arr: npt.NDArray[Any] = (
+            vectors if isinstance(vectors, np.ndarray) and numeric
+            else np.array(vectors, dtype=np.float64)
+        )  # fmt: skip
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"{what} must be a numeric array, got {type(vectors).__name__}"
@@ -113,16 +119,24 @@ def normalize_rows(
         )
     if n_rows is not None and arr.shape[0] != n_rows:
         raise InvalidInputError(f"got {n_rows} ids but {arr.shape[0]} {what}; counts must match")
-    if not np.isfinite(arr).all():
-        bad = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-        raise InvalidInputError(f"{what} row {bad} contains NaN or infinity")
-    norms = np.linalg.norm(arr, axis=1)
-    zero = np.flatnonzero(norms < _MIN_NORM)
-    if zero.size:
-        raise InvalidInputError(
-            f"{what} row {int(zero[0])} is a zero vector; cosine similarity needs a non-zero one"
-        )
-    return np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+    n = arr.shape[0]
+    for lo in range(0, n, _BLOCK):  # every row checked first: a NaN is named before a zero row
+        part = np.asarray(arr[lo : lo + _BLOCK], dtype=np.float64)
+        if not np.isfinite(part).all():
+            bad = lo + int(np.flatnonzero(~np.isfinite(part).all(axis=1))[0])
+            raise InvalidInputError(f"{what} row {bad} contains NaN or infinity")
+    out = np.empty((n, dim), dtype=np.float32)
+    for lo in range(0, n, _BLOCK):  # row by row, the same values as one pass over all rows
+        part = np.asarray(arr[lo : lo + _BLOCK], dtype=np.float64)
+        norms = np.linalg.norm(part, axis=1)
+        zero = np.flatnonzero(norms < _MIN_NORM)
+        if zero.size:
+            raise InvalidInputError(
+                f"{what} row {lo + int(zero[0])} is a zero vector; cosine similarity needs a "
+                "non-zero one"
+            )
+        out[lo : lo + _BLOCK] = part / norms[:, None]
+    return out
 
 
 def check_embedder(index_embedder: str | None, given: str | None) -> None:

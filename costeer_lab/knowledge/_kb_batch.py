@@ -56,12 +56,14 @@ class Batch:
         self.edges: dict[tuple[str, str], str] = {}
         self.rows: list[tuple[str, dict[str, Any]]] = []
         self._td: dict[str, str] = {}
+        #: Task description → its component ids: those known before the batch, then its own.
+        self.td_components: dict[str, list[str]] = {}
 
     def _node(self, nid: str, kind: str, content: str, attrs: dict[str, Any]) -> None:
         self.nodes[nid] = NodeRecord(nid, kind, content, attrs)
 
     def _plain(self, nid: str, kind: str, content: str) -> None:
-        if nid not in self.nodes and nid not in self.kb.graph.G:
+        if nid not in self.nodes and not self.kb.graph.has(nid, kind):
             self.nodes[nid] = NodeRecord(nid, kind, content, {})
 
     def _edge(self, src: str, dst: str, kind: str) -> None:
@@ -74,11 +76,16 @@ class Batch:
         td = self._td.get(info)
         if td is None:
             td = self._td[info] = node_id(TASK_DESCRIPTION, info)
+        known = self.td_components.get(td)
+        if known is None:
+            known = self.td_components[td] = list(kb.td_components(td))
         self._node(td, TASK_DESCRIPTION, info, {"task": e.task.to_dict()})
         for comp in kb.components_of(e.task):
             cid = kb.component_id(comp)
             self._plain(cid, COMPONENT, comp)
-            self._edge(td, cid, EDGE_HAS_COMPONENT)
+            if cid not in known:  # an edge already stored is not written again
+                known.append(cid)
+                self._edge(td, cid, EDGE_HAS_COMPONENT)
         errors = attempt_errors(e.feedback)
         succeeded = e.feedback.succeeded
         files = files_text(e.workspace)

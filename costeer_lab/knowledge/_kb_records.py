@@ -28,7 +28,7 @@ GROUND_TRUTH = "ground_truth"
 SELF_EARNED = "self"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One remembered attempt (in memory)."""
 

@@ -1,16 +1,18 @@
 """``KnowledgeBaseV2``: the graph knowledge base of CoSTEER (nodes, edges and attempt records).
 
-Each attempt is a ``kg_attempt`` record (the durable event log); the graph nodes/edges and the
-in-memory lookups (task → attempts, task description → success, component → solved task
-descriptions as integer postings, error → fixes) are rebuilt from the store on first use, not
-when the KB is opened: an open loads the vector indexes (from their persisted files when they
-match the store) and nothing else.
+Each attempt is a ``kg_attempt`` record (the durable event log); the in-memory lookups (task →
+attempts, task description → success, component → solved task descriptions as integer
+postings, error → fixes) are rebuilt from the store on first use, not when the KB is opened: an
+open loads the vector indexes (from their persisted files when they match the store) and
+nothing else. Neither the lookups, the queries nor the writes use the networkx graph
+(``kb.graph.G``): it is read from the store only when it is used itself (drawing, notebooks).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from sys import intern
 from typing import Any
 
 import numpy as np
@@ -20,10 +22,10 @@ from costeer_lab.embed import BaseEmbedder
 from costeer_lab.errors import InvalidInputError, StoreError
 from costeer_lab.graph import (
     COMPONENT,
+    EDGE_HAS_COMPONENT,
     ERROR,
     TASK_DESCRIPTION,
     KnowledgeGraph,
-    neighbors_within,
     node_id,
 )
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
@@ -74,10 +76,11 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             :func:`~costeer_lab.index._location.index_file`), reused on open when they match the
             store's collection state and written again by :meth:`checkpoint` and :meth:`close`.
 
-    Opening reads no graph and no attempt record: the networkx graph and the lookups
-    (:attr:`task_td`, :attr:`attempts`, :attr:`success`, :attr:`solved`,
-    :attr:`error_fixes`) are read from the store on first use, all together (:meth:`reload`),
-    and a write reads them first.
+    Opening reads no graph and no attempt record: the lookups (:attr:`task_td`,
+    :attr:`attempts`, :attr:`success`, :attr:`solved`, :attr:`error_fixes`) are read from the
+    store on first use, all together (:meth:`reload`: the attempt records a page at a time,
+    then the ``has_component`` edges), and a write reads them first. The networkx graph
+    ``graph.G`` is read only on its own first use; once read, writes keep it up to date.
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -123,7 +126,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             index_kw=index_kw,
             persist_indexes=persist_indexes,
         )
-        self.graph.on_first_use = self._ensure_loaded  # graph and lookups are read together
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._ids: dict[tuple[str, str], str] = {}
@@ -136,6 +138,10 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
         self._applied: set[str] = set()
+        #: Task description → its component ids (the graph's ``has_component`` adjacency,
+        #: one tuple per task description, component ids held once).
+        self._td_comps: dict[str, tuple[str, ...]] = {}
+        self._deferred = False  # reload: postings are linked after the records
 
     # -- in-memory lookups ---------------------------------------------------------------------
     def reload(self) -> None:
@@ -145,8 +151,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         refers to was committed before the record, so the graph read later holds it even while
         another process (a second agent on a shared PostgreSQL) keeps writing.
         """
-        records = list(self.store.iter_records(ATTEMPT_KIND))
-        self.graph.reload()
         self._task_td = {}
         self._attempts = {}
         self._success = {}
@@ -155,9 +159,35 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._error_fixes = {}
         self._task_runs = {}
         self._applied = set()
+        self._td_comps = {}
         self._loaded = True
-        for key, data in records:
-            self._apply(key, data)
+        self._deferred = True  # components are read after the records
+        try:
+            for key, data in self.store.iter_records(ATTEMPT_KIND):  # paged, never all at once
+                self._apply(key, data)
+        finally:
+            self._deferred = False
+        self._link_components()
+        if self.graph.loaded:
+            self.graph.reload()
+
+    def _link_components(self) -> None:
+        """Give every solved task description its component postings (in ordinal order), from
+        the ``has_component`` edges read once after the attempt records (every edge a record
+        refers to was committed before it)."""
+        found: dict[str, list[str]] = {}
+        names: dict[str, str] = {}  # one string per component id
+        for src, dst, _ in self.store.iter_edge_keys(EDGE_HAS_COMPONENT):
+            found.setdefault(intern(src), []).append(names.setdefault(dst, dst))
+        self._td_comps = {td: tuple(comps) for td, comps in found.items()}
+        del found
+        for o, td in enumerate(self._solved.tds):
+            self._solved.link(o, self._td_comps.get(td, ()))
+
+    def td_components(self, td: str) -> tuple[str, ...]:
+        """Component node ids of a task description (none for one not stored)."""
+        self._ensure_loaded()
+        return self._td_comps.get(td, ())
 
     @property
     def loaded(self) -> bool:
@@ -208,7 +238,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         if key in self._applied:
             return
         self._applied.add(key)
-        task_id, td, run = d["task_id"], d["td"], d["run_id"]
+        # ids repeated across records are held once (each decoded record has its own copies)
+        task_id, td, run = intern(d["task_id"]), intern(d["td"]), intern(d["run_id"])
         self._task_td[task_id] = td
         if d.get("trace"):
             att = Attempt(
@@ -217,7 +248,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
                 bool(d["succeeded"]),
                 int(d["level"]),
                 d.get("score"),
-                tuple((fp, line) for fp, line in d.get("errors", [])),
+                tuple((intern(fp), intern(line)) for fp, line in d.get("errors", [])),
             )
             self._attempts.setdefault((run, task_id), []).append(att)
             self._task_runs.setdefault(task_id, []).append(run)
@@ -229,7 +260,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         entry = self._success.get(td)
         if entry is None:
             entry = self._success[td] = Success(d["success"], d["provenance"])
-            self._solved.add(td, neighbors_within(self.graph.G, td, 1, COMPONENT))
+            self._solved.add(td, () if self._deferred else self._td_comps.get(td, ()))
             runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
                 a for r in runs for a in self._attempts.get((r, task_id), ()) if not a.succeeded
@@ -301,6 +332,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         after one :meth:`record` per attempt in order. If anything fails, nothing of the batch
         is kept (store, graph and lookups). Returns the record keys.
         """
+        self._ensure_loaded()
         batch = _Batch(self)
         for e in entries:
             batch.add(e)
@@ -308,6 +340,9 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self.graph.write(
             batch.nodes, batch.edges, lambda: self.store.put_records(ATTEMPT_KIND, rows)
         )
+        for td, comps in batch.td_components.items():
+            if len(comps) != len(self._td_comps.get(td, ())):
+                self._td_comps[td] = tuple(comps)
         for key, data in batch.rows:
             self._apply(key, data)
         return [key for key, _ in batch.rows]
@@ -418,8 +453,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         """Node counts per kind, attempts and solved task descriptions."""
         from costeer_lab.graph import NODE_KINDS
 
-        out = {f"nodes.{k}": self.graph.count(k) for k in NODE_KINDS}
-        out["edges"] = int(self.graph.G.number_of_edges())
+        out = {f"nodes.{k}": self.store.count_nodes(k) for k in NODE_KINDS}
+        out["edges"] = self.store.count_edges()
         out["attempts"] = sum(len(v) for v in self.attempts.values())
         out["solved_task_descriptions"] = len(self.success)
         return out

@@ -54,11 +54,17 @@ class SuccessIndex:
             return
         o = self.ordinal[td] = len(self.tds)
         self.tds.append(td)
+        self.link(o, components)
+
+    def link(self, ordinal: int, components: Iterable[str]) -> None:
+        """Append ``ordinal`` to the postings of ``components`` (a task description registered
+        with no components whose components are read later; call in ordinal order so every
+        posting stays sorted, as if they had been given to :meth:`add`)."""
         for c in components:
             post = self._postings.get(c)
             if post is None:
                 post = self._postings[c] = array("q")
-            post.append(o)
+            post.append(ordinal)
 
     def posting(self, component: str) -> Ints:
         """Ordinals of the solved task descriptions linked to ``component`` (a copy)."""

@@ -1,5 +1,6 @@
-"""Opening a V2 knowledge base reads no graph and no attempt record; the first use reads the
-graph once, as ids and kinds only, after the attempt records (issue 27).
+"""Opening a V2 knowledge base reads no graph and no attempt record; the first use of the
+lookups reads the attempt records, then the ``has_component`` edges, once; the networkx graph is
+read (ids and kinds only) only when it is used itself, and never by the lookups (issue 27).
 
 The store is not under test here: a subclass of the real SQLite store counts which read methods
 an open calls, and the opened KB must equal the one that wrote the store.
@@ -77,7 +78,8 @@ def build(path: Path) -> KnowledgeBaseV2:
     return kb
 
 
-GRAPH_READ = Counter({"iter_records:kg_attempt": 1, "iter_node_kinds": 1, "iter_edge_keys": 1})
+LOOKUPS_READ = Counter({"iter_records:kg_attempt": 1, "iter_edge_keys": 1})
+GRAPH_READ = Counter({"iter_node_kinds": 1, "iter_edge_keys": 1})
 
 
 def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) -> None:
@@ -87,13 +89,16 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     store = counting(path)
     opened = KnowledgeBaseV2(store, get_embedder("hashing"))
     assert store.calls == Counter() and not opened.loaded  # indexes loaded from their files
-    assert opened.graph.G.number_of_nodes() > 10  # first use reads records, then the graph
-    assert store.calls == GRAPH_READ and opened.loaded
-    lookups_first = KnowledgeBaseV2(counting(path), get_embedder("hashing"))
-    assert lookups_first.success == before.success  # or a lookup first: the same one read
-    assert lookups_first.graph.G.number_of_edges() == before.store.count_edges()
-    assert lookups_first.store.calls == GRAPH_READ
-    lookups_first.store.close()
+    assert opened.success == before.success  # first use: the records, then component edges
+    assert store.calls == LOOKUPS_READ and opened.loaded and not opened.graph.loaded
+    assert opened.stats() == before.stats()  # counted by the store: the graph is not read
+    assert store.calls == LOOKUPS_READ and not opened.graph.loaded
+    assert opened.graph.G.number_of_nodes() > 10  # the graph, read on its own first use
+    assert store.calls == LOOKUPS_READ + GRAPH_READ
+    graph_first = KnowledgeBaseV2(counting(path), get_embedder("hashing"))
+    assert graph_first.graph.G.number_of_edges() == before.store.count_edges()
+    assert graph_first.store.calls == GRAPH_READ and not graph_first.loaded
+    graph_first.store.close()
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     assert opened.graph.G.number_of_nodes() == before.store.count_nodes() > 10
     assert opened.graph.G.number_of_edges() == before.store.count_edges()
@@ -104,10 +109,56 @@ def test_open_reads_ids_and_kinds_once_and_rebuilds_the_same_kb(tmp_path: Path) 
     for c in components:
         assert opened.solved.posting(c).tolist() == before.solved.posting(c).tolist()
     assert opened.error_fixes == before.error_fixes
-    assert store.calls == GRAPH_READ  # read once, whatever is used
+    assert store.calls == LOOKUPS_READ + GRAPH_READ  # read once, whatever is used
     store.calls.clear()
-    opened.reload()  # an explicit reload reads the graph once more, the same way
-    assert store.calls == GRAPH_READ
+    opened.reload()  # an explicit reload reads both once more (the graph, as it was in use)
+    assert store.calls == LOOKUPS_READ + GRAPH_READ
     assert nx.utils.graphs_equal(opened.graph.G, before.graph.G)
     before.store.close()
     store.close()
+
+
+def _build_into(path: Path, *, graph_first: bool) -> KnowledgeBaseV2:
+    """:func:`build`, on a KB whose networkx graph is read before the writes or never."""
+    kb = KnowledgeBaseV2(SQLiteStore(path), get_embedder("hashing"))
+    if graph_first:
+        assert kb.graph.G.number_of_nodes() == 0
+    ma5 = factor("MA5", "Mean($close, 5)/$close", "average close over 5 days", "MA")
+    std5 = factor("STD5", "Std($close, 5)/$close", "standard deviation of close", "STD")
+    kb.add_seed_knowledge([seed(ma5, "ma5")])
+    rag = RAGStrategyV2(RAGSettings())
+    for run in ("r1", "r2"):  # STD5 fails first: solved later, its components already stored
+        rag.generate_knowledge(kb, [(std5, code("a"), crash("KeyError: 'close'"))], run_id=run)
+        rag.generate_knowledge(kb, [(std5, code("c"), ok())], run_id=run)
+        rag.generate_knowledge(kb, [(ma5, code("a"), crash("KeyError: 'close'"))], run_id=run)
+    assert kb.graph.loaded == graph_first
+    return kb
+
+
+def test_writes_without_the_graph_leave_the_same_store_and_lookups(tmp_path: Path) -> None:
+    """The lookups never read the networkx graph, and a write does not either: nodes are looked
+    up in the vector collections, the component edges of a known task description in the KB's
+    compact task description → components map. Store, lookups and the graph read afterwards
+    equal those of a KB whose graph was read first and kept up to date by every write."""
+    lazy = _build_into(tmp_path / "lazy.db", graph_first=False)
+    eager = _build_into(tmp_path / "eager.db", graph_first=True)
+    for a, b in [(lazy.store, eager.store)]:
+        assert sorted(n.id for n in a.iter_nodes()) == sorted(n.id for n in b.iter_nodes())
+        assert sorted(a.iter_edge_keys()) == sorted(b.iter_edge_keys())
+    assert lazy.stats() == eager.stats()
+    assert lazy.attempts == eager.attempts and lazy.task_td == eager.task_td
+    assert lazy.success == eager.success and lazy.solved.tds == eager.solved.tds
+    assert lazy.error_fixes == eager.error_fixes
+    for td in eager.solved.tds:
+        comps = [c for c in eager.graph.G.neighbors(td) if eager.graph.kind(c) == "component"]
+        assert comps
+        assert [lazy.solved.posting(c).tolist() for c in comps] == [
+            eager.solved.posting(c).tolist() for c in comps
+        ]
+    assert nx.utils.graphs_equal(lazy.graph.G, eager.graph.G)
+    reopened = KnowledgeBaseV2(SQLiteStore(tmp_path / "lazy.db"), get_embedder("hashing"))
+    assert reopened.solved.tds == eager.solved.tds and reopened.error_fixes == eager.error_fixes
+    for c in {c for td in eager.solved.tds for c in eager.graph.G.neighbors(td)}:
+        assert reopened.solved.posting(c).tolist() == eager.solved.posting(c).tolist()
+    for kb in (lazy, eager, reopened):
+        kb.store.close()
