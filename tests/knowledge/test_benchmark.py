@@ -36,7 +36,8 @@ def test_knowledge_scale_tiny_run(tmp_path: Path) -> None:
     assert {r["case"] for r in rows.values()} == {"scale n=200"}
     assert rows["tasks"]["value"] == 200 and 300 <= rows["attempts"]["value"] <= 500
     for name in ("insert_items_per_s", "v2_query_p50", "v2_query_hnsw_p99", "open_s",
-                 "record_ms_p50", "serve_peak_rss_mb", "store_bytes_per_task"):  # fmt: skip
+                 "first_use_s", "record_ms_p50", "serve_peak_rss_mb",
+                 "store_bytes_per_task"):  # fmt: skip
         assert rows[name]["value"] > 0
     for ratio in ("insert_bulk_over_single_ratio", "record_empty_over_full_ratio",
                   "reembed_over_open_ratio", "brute_over_v2_query_ratio",
