@@ -318,3 +318,64 @@ def test_failure_defaults_and_a_credential_in_a_solution(fm: FailureMemory) -> N
     with pytest.raises(MemoryRefusedError, match=f"^refusing to store a solution of '{fid}': "):
         fm.update_solution(fid, f"k = '{key}'")
     assert fm.get_failure(fid)["solved"] is False
+
+
+def test_without_a_store_the_memory_opens_the_memory_settings_store(tmp_path: Any) -> None:
+    from costeer_lab.settings import MemorySettings
+
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    fm = FailureMemory(embedder="hashing", settings=MemorySettings(store_url=url))
+    assert fm.owns_store
+    fid = fm.store_failure("KeyError", "'a'")
+    fm.close()
+    other = get_store(url)
+    assert [key for key, _ in other.iter_records("memory.failure")] != [] and fid is not None
+    other.close()
+
+
+def test_the_memory_embedder_comes_from_the_memory_settings_then_the_top_level(
+    settings_env: Any,
+) -> None:
+    from costeer_lab.embed import _registry, get_embedder, register_embedder
+    from costeer_lab.settings import MemorySettings
+
+    register_embedder("hashing-64", lambda **kw: get_embedder("hashing", dim=64))
+    try:
+        settings_env(EMBEDDER="hashing-64")
+        top = FailureMemory(":memory:")
+        assert top.embedder.id == "hashing@1:64"
+        own = FailureMemory(":memory:", settings=MemorySettings(embedder="hashing"))
+        assert own.embedder.id == "hashing@1:384"
+    finally:
+        del _registry._factories["hashing-64"]
+
+
+def test_a_bad_embedder_is_named_and_a_cached_embedder_is_used_as_it_is() -> None:
+    from costeer_lab.embed import CachedEmbedder, get_embedder
+
+    with pytest.raises(
+        InvalidInputError, match=r"^embedder must be a BaseEmbedder or an id, got 3$"
+    ):
+        FailureMemory(":memory:", embedder=3)  # type: ignore[arg-type]
+    store = get_store(":memory:")
+    cached = CachedEmbedder(get_embedder("hashing"), store)
+    fm = FailureMemory(store, embedder=cached)
+    assert fm.cached_embedder is cached  # not wrapped in a second cache
+    fm.search_similar_failures("KeyError: 'a'")
+    fm.search_similar_failures("KeyError: 'a'")
+    assert (cached.calls, cached.misses) == (2, 1)
+    store.close()
+
+
+def test_a_memory_refuses_a_store_whose_vectors_come_from_another_embedder() -> None:
+    from costeer_lab.embed import get_embedder
+    from costeer_lab.errors import EmbedderMismatchError
+
+    store = get_store(":memory:")
+    fm = FailureMemory(store, embedder="hashing")
+    fid = fm.store_failure("KeyError", "'a'")
+    assert fid is not None
+    fm.update_solution(fid, "fix")  # a solved failure gets a vector
+    with pytest.raises(EmbedderMismatchError, match=r"'hashing@1:384' .* 'hashing@1:64'"):
+        FailureMemory(store, embedder=get_embedder("hashing", dim=64))
+    store.close()
