@@ -476,3 +476,16 @@ def test_a_task_without_text_is_searched_by_its_problem_type() -> None:
     got = rag.query(kb, [bare], {}, run_id="r", attempt=0).similar_successful[bare.id]
     assert [round(k.score, 4) for k in got] == [1.0]
     kb.memory.close()
+
+
+def test_runnable_tests_and_the_reasons_of_the_write_gate_are_exact() -> None:
+    from costeer_lab.memory._verify import Verification, _last_line, runnable_tests, verify_pattern
+
+    tests = ["def f(:", "assert f(1) == 2", "def test_a():\n    f(1)", "def helper():\n    f(1)"]
+    assert runnable_tests(tests) == ["assert f(1) == 2", "def test_a():\n    f(1)"]
+    assert runnable_tests(["returns a Series", "\x00"]) == []
+    assert _last_line("") == "" and _last_line("a\n\n  b  \n\n") == "b"
+    assert _last_line("x" * 400) == "x" * 300
+    assert verify_pattern("x = 1", ["returns one"]) == Verification(
+        "unverified", "no runnable tests (none holds an assert or test_*)"
+    )
