@@ -81,6 +81,12 @@ DESCRIPTIONS = {
     "costeer_lab.context._queries": "context query records",
     "costeer_lab.context._coverage": "test references",
     "costeer_lab.docs._evaluate": "retrieval quality (recall, MRR)",
+    "costeer_lab.memory._base": "memory store, embedder and input checks",
+    "costeer_lab.docs._rerank": "second-stage reranker",
+    "costeer_lab.memory._strategy": "memory arm of the loop",
+    "costeer_lab.docs._chunk": "document chunking",
+    "costeer_lab.context._evidence": "task evidence",
+    "costeer_lab.memory._verify": "memory write gate: sandbox re-run",
 }
 #: Packages given a summary row (every module of theirs in the table, summed); the row names
 #: the package's modules that have no row yet (issue 26: >= 80 % per package).

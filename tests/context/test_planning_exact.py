@@ -452,3 +452,38 @@ def test_document_task_after_a_note_lists_every_test_and_an_undocumented_class()
     text = document_task(ctx)
     assert "- class `K` (lines 1-2)\n- `f()`" in text
     assert "  tested by: test_m.py::test_a, test_m.py::test_b" in text
+
+
+def test_a_registered_file_keeps_its_imports_a_purpose_and_its_checksum_as_evidence() -> None:
+    code = '"""XLA helpers."""\nimport os\nfrom a.b import c\n'
+    ref = register_file("pkg/mod.py", code, file_id="f", action_id="a", now=1.0)
+    assert ref.metadata.imports == ("os", "a.b") and ref.metadata.purpose == "XLA helpers."
+    doc = register_file("N.md", "## Xarray notes\nbody", file_id="g", action_id="a", now=1.0)
+    assert doc.metadata.purpose == "Xarray notes"
+    (ev,) = [
+        e
+        for e in extract_evidence(
+            "write_file", "a1", {}, Output(True, ""), [ref], now=2.0, first_index=0
+        )
+        if e.type == "file_creation"
+    ]
+    assert ev.metadata == {"checksum": ref.checksum, "action_id": "a1"}
+
+
+def test_code_evidence_names_what_a_file_defines_and_bounds_are_exact() -> None:
+    lib = register_file("m.py", "def f():\n    pass\nclass C:\n    pass\n", file_id="f",
+                        action_id="a", now=1.0)  # fmt: skip
+    script = register_file("s.py", "x = 1\n", file_id="g", action_id="a", now=1.0)
+    evs = extract_evidence("write_file", "a1", {}, Output(True, ""), [lib, script], now=2.0,
+                           first_index=0)  # fmt: skip
+    code = [(e.content, e.confidence, e.metadata) for e in evs if e.type == "code_implementation"]
+    assert code == [
+        ("m.py: defines f, C", 0.9, {"functions": ["f", "C"], "action_id": "a1"}),
+        ("s.py: a script", 0.6, {"functions": [], "action_id": "a1"}),
+    ]
+    long = Output(True, "", documentation="d" * 600)
+    (doc,) = extract_evidence("write_docs", "a2", {}, long, [], now=2.0, first_index=0)
+    assert doc.content == "d" * 500
+    sure = Output(False, "failed", metadata={"confidence": 1.0})
+    (val,) = extract_evidence("validate", "a3", {}, sure, [], now=2.0, first_index=0)
+    assert (val.type, val.confidence) == ("validation", 1.0)

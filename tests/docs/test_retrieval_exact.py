@@ -310,3 +310,24 @@ def test_chunks_carry_paths_parts_and_lines() -> None:
     assert chunk_text("just text", file_type="text", title="t") == [
         Chunk("just text", "t", "t", 1, 0)
     ]
+
+
+def test_the_reranker_defaults_and_its_float64_scores() -> None:
+    from costeer_lab.docs._rerank import EmbeddingReranker, candidate_text
+    from costeer_lab.embed import get_embedder
+
+    default = EmbeddingReranker()  # the model loads on first use only
+    assert default.embedder.id.startswith("minilm@")
+    assert (default.weight, default.floor, default.cache_size) == (0.7, 0.15, 4096)
+    r = EmbeddingReranker(get_embedder("hashing", dim=64), floor=0.0)
+    sim = r.similarity("retry requests", ["retry requests", "bread"])
+    assert (
+        sim.dtype == np.float64
+        and sim[0] == pytest.approx(1.0)
+        and r.similarity("q", []).dtype == np.float64
+    )
+    assert candidate_text({"section_path": "Client > Retries"}, "Set it.") == (
+        "Client > Retries\nSet it."
+    )
+    assert candidate_text({"section_path": None}, "Set it.") == "Set it."
+    assert candidate_text({}, "Set it.") == "Set it."

@@ -318,3 +318,174 @@ def test_failure_defaults_and_a_credential_in_a_solution(fm: FailureMemory) -> N
     with pytest.raises(MemoryRefusedError, match=f"^refusing to store a solution of '{fid}': "):
         fm.update_solution(fid, f"k = '{key}'")
     assert fm.get_failure(fid)["solved"] is False
+
+
+def test_without_a_store_the_memory_opens_the_memory_settings_store(tmp_path: Any) -> None:
+    from costeer_lab.settings import MemorySettings
+
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    fm = FailureMemory(embedder="hashing", settings=MemorySettings(store_url=url))
+    assert fm.owns_store
+    fid = fm.store_failure("KeyError", "'a'")
+    fm.close()
+    other = get_store(url)
+    assert [key for key, _ in other.iter_records("memory.failure")] != [] and fid is not None
+    other.close()
+
+
+def test_the_memory_embedder_comes_from_the_memory_settings_then_the_top_level(
+    settings_env: Any,
+) -> None:
+    from costeer_lab.embed import _registry, get_embedder, register_embedder
+    from costeer_lab.settings import MemorySettings
+
+    register_embedder("hashing-64", lambda **kw: get_embedder("hashing", dim=64))
+    try:
+        settings_env(EMBEDDER="hashing-64")
+        top = FailureMemory(":memory:")
+        assert top.embedder.id == "hashing@1:64"
+        own = FailureMemory(":memory:", settings=MemorySettings(embedder="hashing"))
+        assert own.embedder.id == "hashing@1:384"
+    finally:
+        del _registry._factories["hashing-64"]
+
+
+def test_a_bad_embedder_is_named_and_a_cached_embedder_is_used_as_it_is() -> None:
+    from costeer_lab.embed import CachedEmbedder, get_embedder
+
+    with pytest.raises(
+        InvalidInputError, match=r"^embedder must be a BaseEmbedder or an id, got 3$"
+    ):
+        FailureMemory(":memory:", embedder=3)  # type: ignore[arg-type]
+    store = get_store(":memory:")
+    cached = CachedEmbedder(get_embedder("hashing"), store)
+    fm = FailureMemory(store, embedder=cached)
+    assert fm.cached_embedder is cached  # not wrapped in a second cache
+    fm.search_similar_failures("KeyError: 'a'")
+    fm.search_similar_failures("KeyError: 'a'")
+    assert (cached.calls, cached.misses) == (2, 1)
+    store.close()
+
+
+def test_a_memory_refuses_a_store_whose_vectors_come_from_another_embedder() -> None:
+    from costeer_lab.embed import get_embedder
+    from costeer_lab.errors import EmbedderMismatchError
+
+    store = get_store(":memory:")
+    fm = FailureMemory(store, embedder="hashing")
+    fid = fm.store_failure("KeyError", "'a'")
+    assert fid is not None
+    fm.update_solution(fid, "fix")  # a solved failure gets a vector
+    with pytest.raises(EmbedderMismatchError, match=r"'hashing@1:384' .* 'hashing@1:64'"):
+        FailureMemory(store, embedder=get_embedder("hashing", dim=64))
+    store.close()
+
+
+def test_a_step_learned_without_a_query_is_attempt_0_and_an_empty_success_skips_one_task() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing")
+    empty, failing = Task("t/1", "t", "d"), Task("t/2", "u", "e")
+    failed = SingleFeedback("e", final_decision=False, error_fingerprints=("ValueError: a",))
+    trace = [
+        (empty, Workspace({"main.py": " "}), OK_FB),
+        (failing, Workspace({"x.py": "y"}), failed),
+    ]
+    rag.generate_knowledge(kb, trace, run_id="never queried")
+    (fid,) = kb.memory.failures.open_failures(failing.id)  # learned after the empty success
+    rec = kb.memory.failures.get_failure(fid)
+    assert (rec["iteration"], rec["error_type"]) == (0, "")
+    kb.memory.close()
+
+
+def test_a_refused_write_never_stops_learning_from_the_other_tasks() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing")
+    secret = "key = 'AKIA" + "ABCDEFGHIJKLMNOP'\n"
+    a, b, c = Task("t/a", "a", "d"), Task("t/b", "b", "e"), Task("t/c", "c", "f")
+    fp = ("ValueError: a",)
+    fail = SingleFeedback("e", final_decision=False, error_fingerprints=fp)
+    open_a = kb.memory.failures.store_failure("", fp[0], "x = 1", task_id=a.id)
+    rag.generate_knowledge(
+        kb,
+        [
+            (a, Workspace({"main.py": secret}), OK_FB),  # no pattern, no solution: refused
+            (b, Workspace({"main.py": secret}), fail),  # no failure: refused
+            (c, Workspace({"main.py": "y = 2\n"}), fail),
+        ],
+        run_id="r",
+    )
+    assert kb.memory.failures.open_failures(a.id) == [open_a] and len(kb.memory.patterns) == 0
+    assert kb.memory.failures.open_failures(b.id) == []
+    assert len(kb.memory.failures.open_failures(c.id)) == 1
+    ok = [(a, Workspace({"main.py": "z = 3\n"}), OK_FB), (b, Workspace({"x.py": "w"}), fail)]
+    rag.generate_knowledge(kb, ok, run_id="r")
+    assert kb.memory.failures.open_failures(a.id) == [] and len(kb.memory.patterns) == 1
+    assert len(kb.memory.failures.open_failures(b.id)) == 1  # learned after a success
+    kb.memory.close()
+
+
+def test_an_error_fix_carries_the_similarity_of_its_match() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing", failure_threshold=0.1)
+    fid = kb.memory.failures.store_failure("", "KeyError: 'close' in frame", "df['close']")
+    assert fid is not None
+    kb.memory.failures.update_solution(fid, "df['$close']")
+    task = Task("t/9", "t", "d")
+    fp = "KeyError: 'open' missing"
+    failed = SingleFeedback("e", final_decision=False, error_fingerprints=(fp,))
+    (fix,) = rag.query(kb, [task], {task.id: failed}, run_id="r", attempt=1).error_fixes[task.id]
+    (match,) = kb.memory.failures.search_similar_failures(fp, 0.1, record=False)
+    assert fix.score == pytest.approx(match.similarity) and 0.1 < fix.score < 0.99
+    kb.memory.close()
+
+
+def test_the_memory_arm_passes_its_thresholds_limit_and_embedder_through() -> None:
+    kb, _ = memory_arm(get_store(":memory:"), embedder="minilm")
+    assert kb.memory.patterns.embedder.id.startswith("minilm@")  # the model loads on first use
+    kb.memory.close()
+    kb, rag = memory_arm(
+        get_store(":memory:"), embedder="hashing", threshold=-1.0, failure_threshold=-1.0, limit=2
+    )
+    task = Task("t/1", "sum columns", "add up every column", category="frames")
+    kb.memory.patterns.store_patterns([task_pattern(task, Workspace({"main.py": "x = 1\n"}))])
+    other = Task("t/2", "zzz", "qqq", category="yyy")
+    kb.memory.patterns.store_patterns(
+        [
+            {
+                "problem_type": "a",
+                "code": "y = 2\n",
+                "description": "b",
+                "metadata": {"task": other.to_dict()},  # no workspace: a plain knowledge
+            }
+        ]
+    )
+    for i, msg in enumerate(("KeyError: 'close'", "ValueError: bad shape", "OSError: disk")):
+        fid = kb.memory.failures.store_failure("", msg, f"c{i}")
+        assert fid is not None
+        kb.memory.failures.update_solution(fid, f"s{i}")
+    failed = SingleFeedback("e", final_decision=False, error_fingerprints=("NameError: q",))
+    got = rag.query(kb, [task], {task.id: failed}, run_id="r", attempt=1)
+    (same, plain) = got.similar_successful[task.id]  # threshold -1: every pattern, 2 at most
+    assert same.score == pytest.approx(1.0)  # the query embeds what the store embedded
+    assert plain.knowledge.task.id == plain.knowledge.id and plain.score < 0.5
+    assert len(got.error_fixes[task.id]) == 2  # limit 2, failure threshold -1
+    kb.memory.close()
+
+
+def test_a_task_without_text_is_searched_by_its_problem_type() -> None:
+    kb, rag = memory_arm(get_store(":memory:"), embedder="hashing", threshold=0.99)
+    bare = Task("t/3", "", "", category="rolling frames")
+    kb.memory.patterns.store_patterns([task_pattern(bare, Workspace({"main.py": "x = 1\n"}))])
+    got = rag.query(kb, [bare], {}, run_id="r", attempt=0).similar_successful[bare.id]
+    assert [round(k.score, 4) for k in got] == [1.0]
+    kb.memory.close()
+
+
+def test_runnable_tests_and_the_reasons_of_the_write_gate_are_exact() -> None:
+    from costeer_lab.memory._verify import Verification, _last_line, runnable_tests, verify_pattern
+
+    tests = ["def f(:", "assert f(1) == 2", "def test_a():\n    f(1)", "def helper():\n    f(1)"]
+    assert runnable_tests(tests) == ["assert f(1) == 2", "def test_a():\n    f(1)"]
+    assert runnable_tests(["returns a Series", "\x00"]) == []
+    assert _last_line("") == "" and _last_line("a\n\n  b  \n\n") == "b"
+    assert _last_line("x" * 400) == "x" * 300
+    assert verify_pattern("x = 1", ["returns one"]) == Verification(
+        "unverified", "no runnable tests (none holds an assert or test_*)"
+    )

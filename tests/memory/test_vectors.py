@@ -69,6 +69,7 @@ class _SearchingStore(SQLiteStore):
 
 
 def test_the_url_alone_picks_the_backend() -> None:
+    _SearchingStore.calls = 0  # a class counter: mutmut runs the tests twice in one process
     with open_memory("sqlite:///:memory:", embedder="hashing") as memory:
         assert memory.backend == "faiss-exact"
     register_store_scheme("searching", lambda url: _SearchingStore(":memory:"))
