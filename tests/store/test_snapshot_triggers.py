@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,25 +18,7 @@ from costeer_lab.store import BaseStore, NodeRecord, get_store
 from costeer_lab.store._migrations import MIGRATIONS, migrate
 from costeer_lab.store._snapshot_schema import arm_sqlite_triggers
 
-Opener = Callable[[], BaseStore]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens (again and again, each with its own connection) one store of the backend."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'kb.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    opened: list[BaseStore] = []
-
-    def open_store() -> BaseStore:
-        opened.append(get_store(url))
-        return opened[-1]
-
-    yield open_store
-    for store in opened:
-        store.close()
+from ._openers import Opener
 
 
 def _armed(store: BaseStore) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,25 +11,7 @@ from costeer_lab.errors import InvalidInputError, StoreError, UnknownNameError
 from costeer_lab.store import SCHEMA_VERSION, BaseStore, EdgeRecord, NodeRecord, get_store
 from costeer_lab.store._postgres_schema import PG_SCHEMA_VERSION
 
-Opener = Callable[[], BaseStore]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens (again and again) one store of the backend under test."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'kb.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    opened: list[BaseStore] = []
-
-    def open_store() -> BaseStore:
-        opened.append(get_store(url))
-        return opened[-1]
-
-    yield open_store
-    for store in opened:
-        store.close()
+from ._openers import Opener
 
 
 def _vec(*rows: list[float]) -> np.ndarray:
