@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,10 @@ import pytest
 
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.experiment import load_results, load_spec, run_experiment
-from costeer_lab.store import SQLiteStore, read_only_uri
+from costeer_lab.store import SQLiteStore
 from costeer_lab.viz import report_experiment
 
-
-def _runs(db: Path) -> set[str]:
-    con = sqlite3.connect(read_only_uri(db), uri=True)
-    try:
-        rows = con.execute(
-            "SELECT DISTINCT json_extract(data, '$.run_id') FROM records WHERE kind='kg_attempt'"
-        ).fetchall()
-    finally:
-        con.close()
-    return {str(r[0]) for r in rows if r[0]}
+from ._stores import attempt_runs as _runs
 
 
 def _snapshots(db: Path) -> list[str]:

@@ -3,7 +3,6 @@ from an earlier run's stores. Real suite, sandbox and SQLite stores."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +11,10 @@ import pytest
 from costeer_lab.errors import ConfigurationError
 from costeer_lab.experiment import load_results, run_experiment
 from costeer_lab.experiment._runner import copy_store
-from costeer_lab.store import read_only_uri
 from costeer_lab.testing import snapshot
 from costeer_lab.viz import report_experiment
 
-
-def _runs(db: Path) -> set[str]:
-    con = sqlite3.connect(read_only_uri(db), uri=True)
-    try:
-        rows = con.execute(
-            "SELECT DISTINCT json_extract(data, '$.run_id') FROM records WHERE kind='kg_attempt'"
-        ).fetchall()
-    finally:
-        con.close()
-    return {str(r[0]) for r in rows if r[0]}
+from ._stores import attempt_runs as _runs
 
 
 def _spec(cache_dir: Path, **over: Any) -> dict[str, Any]:
