@@ -26,6 +26,7 @@ Exits 1 when a module scores below ``--min`` (default 80 %).
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import hashlib
 import importlib.metadata
@@ -258,6 +259,12 @@ def _row(module: str, s: Score, seconds: float | None, children: int) -> Row:
     return Row(module, s.total, s.detected, s.undetected, line, seconds)
 
 
+def _has_code(path: Path) -> bool:
+    """Whether a module defines a function or method (a re-export only has nothing to mutate)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in ast.walk(tree))
+
+
 def package_rows(rows: dict[str, Row], root: Path = Path(".")) -> list[str]:
     """The summary line of each of :data:`PACKAGES` with rows in ``rows``: the counts of its
     modules' rows summed, and the modules of its directory under ``root`` without a row."""
@@ -269,7 +276,11 @@ def package_rows(rows: dict[str, Row], root: Path = Path(".")) -> list[str]:
         total, detected = sum(r.total for r in mine), sum(r.detected for r in mine)
         pct = f"{100.0 * detected / total:.1f} %" if total else "not run"
         folder = root.joinpath(*pkg.split("."))
-        modules = sorted(f"{pkg}.{f.stem}" for f in folder.glob("*.py") if f.name != "__init__.py")
+        modules = sorted(
+            f"{pkg}.{f.stem}"
+            for f in folder.glob("*.py")
+            if f.name != "__init__.py" and _has_code(f)
+        )
         missing = [m.rsplit(".", 1)[1] for m in modules if m not in rows]
         what = f"{len(mine)} modules" + (
             f"; no row yet: {', '.join(f'`{m}`' for m in missing)}" if missing else ""
