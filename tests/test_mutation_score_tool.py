@@ -80,3 +80,12 @@ def test_a_package_row_sums_its_modules_and_names_those_without_a_row(tmp_path: 
     (folder / "_c.py").unlink()
     assert "(2 modules) |" in tool.package_rows(rows, tmp_path)[0]
     assert tool.parse_rows("\n".join(tool.package_rows(rows, tmp_path))) == {}
+
+
+def test_a_sampled_row_says_so_and_reads_back() -> None:
+    tool = _tool()
+    s = tool.Score(Counter(killed=9, survived=1))
+    row = tool._row("costeer_lab.docs._a", s, 120.0, 1, (4, 41))
+    assert "| 90.0 % (sampled: 1 in 4 of 41) | 2.0 min (1 core) |" in row.line
+    assert tool.parse_rows(row.line)["costeer_lab.docs._a"].total == 10
+    assert "sampled" not in tool._row("costeer_lab.docs._a", s, None, 2).line

@@ -14,8 +14,9 @@ Usage:
     table when N is not 2).
     ``... --sample K MODULE...``: a quick, deterministic sample: generate the mutants, run
     about one in ``K`` of each module's (chosen by a seeded hash of the name, so the same code
-    gives the same sample), print the sampled score; never writes the table
-    (``make mutation-quick``).
+    gives the same sample), print the sampled score (``make mutation-quick``); with ``--doc``,
+    write the modules' rows marked "sampled: 1 in K of N" (for modules too slow to run whole
+    on 2 cores).
 
 A mutant counts as detected when a test failed (``killed``), hung past mutmut's limit
 (``timeout``) or crashed; as undetected when every test passed (``survived``) or no test ran
@@ -246,7 +247,14 @@ def parse_rows(text: str) -> dict[str, Row]:
     return rows
 
 
-def _row(module: str, s: Score, seconds: float | None, children: int) -> Row:
+def _row(
+    module: str,
+    s: Score,
+    seconds: float | None,
+    children: int,
+    sampled: tuple[int, int] | None = None,
+) -> Row:
+    """One module's row; ``sampled``: ``(K, all mutants)`` when only ~1 in K ran."""
     what = DESCRIPTIONS.get(module)
     label = f"`{module}` ({what})" if what else f"`{module}`"
     took = "—" if seconds is None else f"{seconds / 60:.1f} min"
@@ -255,6 +263,8 @@ def _row(module: str, s: Score, seconds: float | None, children: int) -> Row:
     score = f"{s.score:.1f} %" if s.total else "not run"
     if s.total and s.counts["not checked"]:
         score += f" (partial: {s.counts['not checked']:,} not run)"
+    if s.total and sampled:
+        score += f" (sampled: 1 in {sampled[0]} of {sampled[1]:,})"
     line = f"| {label} | {s.total:,} | {s.detected:,} | {s.undetected:,} | {score} | {took} |"
     return Row(module, s.total, s.detected, s.undetected, line, seconds)
 
@@ -299,14 +309,17 @@ def table(
     *,
     keep: dict[str, Row] | None = None,
     children: int = 2,
+    sampled: dict[str, tuple[int, int]] | None = None,
 ) -> str:
     """The Markdown score table (with its header line) written between the markers.
 
     ``keep``: rows of an earlier table (:func:`parse_rows`); those of modules not in
     ``scores`` stay as they were (in their place), so that a run of a few modules updates
-    their rows only. The ``all`` row sums every row.
+    their rows only. The ``all`` row sums every row. ``sampled``: ``(K, all mutants)`` of the
+    modules whose run was a sample (their counts are the sample's).
     """
-    fresh = {m: _row(m, s, seconds.get(m), children) for m, s in scores.items()}
+    sampled = sampled or {}
+    fresh = {m: _row(m, s, seconds.get(m), children, sampled.get(m)) for m, s in scores.items()}
     rows = {m: fresh.get(m, r) for m, r in (keep or {}).items()} | fresh
     total, detected = sum(r.total for r in rows.values()), sum(r.detected for r in rows.values())
     undetected = sum(r.undetected for r in rows.values())
@@ -381,21 +394,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     modules: list[str] = args.modules
     if args.sample:
-        if args.doc:
-            parser.error("--sample never writes the table")
         start = time.monotonic()
         # generate the mutants: a name no mutant has (mutmut 3.8 generates them, then stops
         # with an error that nothing matches, which is expected here)
         run_mutmut(["costeer_lab.__generate_only__"], args.max_children, check=False)
-        picked = [
-            n
-            for names in all_mutant_names(modules).values()
-            for n in sample(names, args.sample, args.seed)
-        ]
+        every = all_mutant_names(modules)
+        picked = [n for names in every.values() for n in sample(names, args.sample, args.seed)]
         if not picked:
             raise SystemExit("no mutants generated (see mutmut's output above)")
         run_mutmut(picked, args.max_children)
         scores = results(modules, only=set(picked))
+        if args.doc:  # rows marked "sampled: 1 in K of N"; one module's run time when alone
+            took = {modules[0]: time.monotonic() - start} if len(modules) == 1 else {}
+            sampled = {m: (args.sample, len(every[m])) for m in modules}
+            text = table(scores, took, dt.date.today(), keep=parse_rows(read_table(args.doc)),
+                         children=args.max_children, sampled=sampled)  # fmt: skip
+            write_table(args.doc, text)
         print(
             f"SAMPLED score (1 in {args.sample}, seed {args.seed!r}, {len(picked)} mutants, "
             f"{(time.monotonic() - start) / 60:.1f} min): not the full score of `make mutation`"
