@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab.errors import InvalidInputError, StoreError
-from costeer_lab.store._base import BaseStore
+from costeer_lab.store._relational import RelationalMixin
 
 if TYPE_CHECKING:
     import psycopg
@@ -39,8 +39,12 @@ __all__ = ["PostgresBase"]
 _PAGE = 2000
 
 
-class PostgresBase(BaseStore):
-    """Connection handling shared by the PostgreSQL store modules (not used directly)."""
+class PostgresBase(RelationalMixin):
+    """Connection handling and SQL dialect of the PostgreSQL store modules (not used directly)."""
+
+    _p = "%s"
+    _json_cast = "::json"
+    _text_cast = "::text"
 
     _conn: psycopg.Connection[tuple[Any, ...]] | None
     _depth: int
@@ -88,6 +92,16 @@ class PostgresBase(BaseStore):
             if len(rows) < _PAGE:
                 return
             last = rows[-1][0]
+
+    def _in(self, column: str) -> str:
+        return f"{column} = ANY(%s)"
+
+    def _array(self, values: list[str]) -> list[str]:
+        return values
+
+    def _many(self, conn: psycopg.Connection[tuple[Any, ...]], sql: str, rows: list[Any]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
 
     def lock_for_update(self) -> None:
         """Inside a transaction, take the store's advisory write lock now (see the module)."""

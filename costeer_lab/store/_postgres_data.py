@@ -13,23 +13,18 @@ matches ``1`` and ``1.0``.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
+from costeer_lab.errors import EmbedderMismatchError
 from costeer_lab.store._base import JSONScalar
 from costeer_lab.store._codec import (
-    as_matrix,
     check_str,
     check_where,
     decode_vector,
-    dumps_json,
-    encode_vector,
-    loads_json,
-    new_etag,
+    id_list,
 )
 from costeer_lab.store._postgres_search import (
     OPS,
@@ -38,8 +33,6 @@ from costeer_lab.store._postgres_search import (
     indexed_expression,
 )
 from costeer_lab.store._rows import vector_input
-from costeer_lab.store._sqlite_base import id_list
-from costeer_lab.store._types import JSONValue
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -80,25 +73,6 @@ class PostgresDataMixin(PostgresSearchMixin):
         out.update((row[0], decode_vector(bytes(row[2]), row[1])) for row in rows)
         return out
 
-    def put_cached_embeddings(
-        self, embedder_id: str, items: Mapping[str, npt.NDArray[np.float32]]
-    ) -> None:
-        check_str(embedder_id, "embedder_id")
-        rows = []
-        for text_hash, vector in items.items():
-            check_str(text_hash, "text hash")
-            vec = as_matrix(np.asarray(vector)[None, ...], 1, f"embedding of {text_hash!r}")[0]
-            rows.append((embedder_id, text_hash, int(vec.shape[0]), encode_vector(vec)))
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO embedding_cache (embedder_id, text_sha256, dim, vector) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (embedder_id, text_sha256) DO UPDATE "
-                "SET dim = excluded.dim, vector = excluded.vector",
-                rows,
-            )
-
     # -- vector collections ------------------------------------------------------------------
     def put_vectors(
         self,
@@ -138,14 +112,6 @@ class PostgresDataMixin(PostgresSearchMixin):
             self._ensure_index(collection, dim)
             self._bump(collection)
 
-    def _bump(self, collection: str) -> None:
-        self._connection().execute(
-            "INSERT INTO collections (name, version, etag) VALUES (%s, 1, %s) "
-            "ON CONFLICT (name) DO UPDATE SET version = collections.version + 1, "
-            "etag = excluded.etag",
-            (collection, new_etag()),
-        )
-
     def _ensure_index(self, collection: str, dim: int) -> None:
         """Create the partial HNSW cosine index of ``(collection, dim)`` once the collection
         holds ``index_min_rows`` vectors (a bulk build; below that an exact scan is as fast and
@@ -181,20 +147,6 @@ class PostgresDataMixin(PostgresSearchMixin):
         self._indexed.clear()
         self._index_kinds.clear()
 
-    def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
-        check_str(collection, "collection")
-        keys = id_list(ids, "vector ids")
-        if not keys:
-            return 0
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM vectors WHERE collection = %s AND item_id = ANY(%s)",
-                (collection, keys),
-            )
-            if cur.rowcount > 0:
-                self._bump(collection)
-            return int(cur.rowcount)
-
     def load_vectors(
         self, collection: str
     ) -> tuple[list[str], npt.NDArray[np.float32], str | None]:
@@ -210,83 +162,10 @@ class PostgresDataMixin(PostgresSearchMixin):
         matrix = np.stack([r[2] for r in rows]).astype(np.float32, copy=False)
         return [r[0] for r in rows], matrix, str(rows[0][1])
 
-    def collection_version(self, collection: str) -> int:
-        check_str(collection, "collection")
-        rows = self._rows("SELECT version FROM collections WHERE name = %s", (collection,))
-        return int(rows[0][0]) if rows else 0
-
-    def collection_state(self, collection: str) -> tuple[int, str]:
-        check_str(collection, "collection")
-        rows = self._rows("SELECT version, etag FROM collections WHERE name = %s", (collection,))
-        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
-
-    def collection_info(self, collection: str) -> tuple[str, int] | None:
-        check_str(collection, "collection")
-        rows = self._rows(
-            "SELECT embedder_id, dim FROM vectors WHERE collection = %s LIMIT 1", (collection,)
-        )
-        return (str(rows[0][0]), int(rows[0][1])) if rows else None
-
-    # -- JSON records ------------------------------------------------------------------------
-    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
-        check_str(kind, "record kind")
-        now = time.time()
-        rows = []
-        for item in items:
-            if not (isinstance(item, tuple | list) and len(item) == 2):
-                raise InvalidInputError(f"records must be (key, data) pairs, got {item!r}")
-            key = check_str(item[0], f"key of a {kind!r} record")
-            rows.append((kind, key, dumps_json(item[1], what=f"record {kind}/{key}"), now, now))
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO records (kind, key, data, created_at, updated_at) "
-                "VALUES (%s, %s, %s::json, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
-                "data = excluded.data, updated_at = excluded.updated_at",
-                rows,
-            )
-
-    def get_record(self, kind: str, key: str) -> JSONValue | None:
-        rows = self._rows(
-            "SELECT data::text FROM records WHERE kind = %s AND key = %s",
-            (check_str(kind, "record kind"), check_str(key, "record key")),
-        )
-        return loads_json(rows[0][0]) if rows else None
-
-    def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
-        check_str(kind, "record kind")
-        wanted = [check_str(key, "record key") for key in keys]
-        if not wanted:
-            return {}
-        rows = self._rows(
-            "SELECT key, data::text FROM records WHERE kind = %s AND key = ANY(%s)",
-            (kind, wanted),
-        )
-        return {str(key): loads_json(data) for key, data in rows}
-
-    def iter_records(
-        self, kind: str, where: Mapping[str, JSONScalar] | None = None
-    ) -> Iterator[tuple[str, JSONValue]]:
-        clause, params = _where_sql(check_str(kind, "record kind"), where)
-        sql = f"SELECT seq, key, data::text FROM records WHERE {clause} AND seq > %s"
-        for row in self._paged(sql, params):
-            yield row[1], loads_json(row[2])
-
-    def count_records(self, kind: str, where: Mapping[str, JSONScalar] | None = None) -> int:
-        clause, params = _where_sql(check_str(kind, "record kind"), where)
-        return int(self._rows(f"SELECT COUNT(*) FROM records WHERE {clause}", params)[0][0])
-
-    def delete_records(self, kind: str, keys: Sequence[str]) -> int:
-        check_str(kind, "record kind")
-        wanted = id_list(keys, "record keys")
-        if not wanted:
-            return 0
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM records WHERE kind = %s AND key = ANY(%s)", (kind, wanted)
-            )
-            return int(cur.rowcount)
+    def _records_where(
+        self, kind: str, where: Mapping[str, JSONScalar] | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        return _where_sql(kind, where)
 
 
 def _where_sql(kind: str, where: Mapping[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
