@@ -35,7 +35,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -228,12 +227,6 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
     # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
     _snap_p = "%s"
     _snap_overriding = " OVERRIDING SYSTEM VALUE"
-
-    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self._rows(sql, params)
-
-    def _snap_write(self) -> AbstractContextManager[Any]:
-        return self._write()
 
     def _snap_columns(self, table: str) -> list[str]:
         rows = self._rows(

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.errors import EmbedderMismatchError
 from costeer_lab.store._base import JSONScalar
 from costeer_lab.store._codec import (
     check_str,
@@ -32,7 +31,6 @@ from costeer_lab.store._postgres_search import (
     index_name,
     indexed_expression,
 )
-from costeer_lab.store._rows import vector_input
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -74,43 +72,14 @@ class PostgresDataMixin(PostgresSearchMixin):
         return out
 
     # -- vector collections ------------------------------------------------------------------
-    def put_vectors(
-        self,
-        collection: str,
-        embedder_id: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        *,
-        text_hashes: Sequence[str | None] | None = None,
-    ) -> None:
-        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
-        if checked is None:
-            return
-        keys, matrix, tags = checked
-        dim = int(matrix.shape[1])
-        rows = [
-            (collection, key, embedder_id, dim, vec, tag)
-            for key, vec, tag in zip(keys, matrix, tags, strict=True)
-        ]
-        with self._write() as conn:
-            held = self.collection_info(collection)  # under the write lock: no race
-            if held is not None and held != (embedder_id, dim):
-                raise EmbedderMismatchError(
-                    f"collection {collection!r} holds vectors of embedder {held[0]!r} "
-                    f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
-                    "Use another collection or delete the old vectors first."
-                )
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding, "
-                    "text_sha256) VALUES (%s, %s, %s, %s, %b, %s) ON CONFLICT "
-                    "(collection, item_id) DO UPDATE SET embedder_id = excluded.embedder_id, "
-                    "dim = excluded.dim, embedding = excluded.embedding, "
-                    "text_sha256 = excluded.text_sha256",
-                    rows,
-                )
-            self._ensure_index(collection, dim)
-            self._bump(collection)
+    _vector_column = "embedding"
+    _vector_p = "%b"
+
+    def _vector_values(self, matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return matrix  # one pgvector value per row (binary)
+
+    def _vectors_written(self, collection: str, dim: int) -> None:
+        self._ensure_index(collection, dim)
 
     def _ensure_index(self, collection: str, dim: int) -> None:
         """Create the partial HNSW cosine index of ``(collection, dim)`` once the collection

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.errors import InvalidInputError
+from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.store._base import BaseStore, JSONScalar
 from costeer_lab.store._codec import (
     as_matrix,
@@ -45,6 +45,7 @@ from costeer_lab.store._codec import (
     loads_json,
     new_etag,
 )
+from costeer_lab.store._rows import vector_input
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class RelationalMixin(BaseStore):
     _json_cast = ""
     #: Appended to a JSON column read back as text.
     _text_cast = ""
+    #: The column of ``vectors`` holding a vector, and the placeholder of its value.
+    _vector_column = "vector"
+    _vector_p = "?"
 
     # -- dialect hooks -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -110,6 +114,13 @@ class RelationalMixin(BaseStore):
     @abc.abstractmethod
     def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
         """Delete the edges of the (sorted, distinct) ``(src, dst, kind)`` keys; count them."""
+
+    # -- the snapshot hooks that are plain SQL (``_snapshots.SnapshotMixin``) -------------------
+    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        return self._rows(sql, params)
+
+    def _snap_write(self) -> AbstractContextManager[Any]:
+        return self._write()
 
     # -- nodes ---------------------------------------------------------------------------------
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
@@ -211,7 +222,53 @@ class RelationalMixin(BaseStore):
                 rows,
             )
 
-    # -- vector collections: bookkeeping ---------------------------------------------------------
+    # -- vector collections --------------------------------------------------------------------
+    def put_vectors(
+        self,
+        collection: str,
+        embedder_id: str,
+        ids: Sequence[str],
+        vectors: npt.NDArray[np.float32],
+        *,
+        text_hashes: Sequence[str | None] | None = None,
+    ) -> None:
+        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
+        if checked is None:
+            return
+        keys, matrix, tags = checked
+        dim = int(matrix.shape[1])
+        rows = [
+            (collection, key, embedder_id, dim, value, tag)
+            for key, value, tag in zip(keys, self._vector_values(matrix), tags, strict=True)
+        ]
+        p, col = self._p, self._vector_column
+        with self._write() as conn:
+            held = self.collection_info(collection)  # under the write lock: no race
+            if held is not None and held != (embedder_id, dim):
+                raise EmbedderMismatchError(
+                    f"collection {collection!r} holds vectors of embedder {held[0]!r} "
+                    f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
+                    "Use another collection or delete the old vectors first."
+                )
+            self._many(
+                conn,
+                f"INSERT INTO vectors (collection, item_id, embedder_id, dim, {col}, "
+                f"text_sha256) VALUES ({p}, {p}, {p}, {p}, {self._vector_p}, {p}) ON CONFLICT "
+                "(collection, item_id) DO UPDATE SET embedder_id = excluded.embedder_id, "
+                f"dim = excluded.dim, {col} = excluded.{col}, "
+                "text_sha256 = excluded.text_sha256",
+                rows,
+            )
+            self._vectors_written(collection, dim)
+            self._bump(collection)
+
+    @abc.abstractmethod
+    def _vector_values(self, matrix: npt.NDArray[np.float32]) -> Iterable[Any]:
+        """The value of each row of ``matrix`` as its ``vectors`` column takes it."""
+
+    def _vectors_written(self, collection: str, dim: int) -> None:
+        """Hook: vectors of ``dim`` were just written into ``collection`` (inside the write)."""
+
     def _bump(self, collection: str) -> None:
         """Give ``collection`` a new version and etag (inside :meth:`_write`)."""
         p = self._p

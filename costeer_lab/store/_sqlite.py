@@ -17,7 +17,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -186,12 +185,6 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         return int(cur.rowcount)
 
     # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
-    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self._rows(sql, params)
-
-    def _snap_write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._write()
-
     def _snap_columns(self, table: str) -> list[str]:
         return [str(r[1]) for r in self._rows(f"PRAGMA main.table_info({table})")]
 

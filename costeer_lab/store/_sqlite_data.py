@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.errors import EmbedderMismatchError
 from costeer_lab.store._base import JSONScalar
 from costeer_lab.store._codec import (
     check_str,
@@ -23,7 +22,6 @@ from costeer_lab.store._codec import (
     dumps_json,
     encode_vector,
 )
-from costeer_lab.store._rows import vector_input
 from costeer_lab.store._sqlite_base import SQLiteBase, id_list
 
 if TYPE_CHECKING:
@@ -51,42 +49,9 @@ class SQLiteDataMixin(SQLiteBase):
         return {row[0]: decode_vector(row[2], row[1]) for row in rows}
 
     # -- vector collections ------------------------------------------------------------------
-    def put_vectors(
-        self,
-        collection: str,
-        embedder_id: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        *,
-        text_hashes: Sequence[str | None] | None = None,
-    ) -> None:
-        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
-        if checked is None:
-            return
-        keys, matrix, tags = checked
-        dim = int(matrix.shape[1])
-        raw = encode_vector(matrix)
-        step = dim * 4
-        rows = [
-            (collection, key, embedder_id, dim, raw[i * step : (i + 1) * step], tags[i])
-            for i, key in enumerate(keys)
-        ]
-        with self._write() as conn:
-            held = self.collection_info(collection)
-            if held is not None and held != (embedder_id, dim):
-                raise EmbedderMismatchError(
-                    f"collection {collection!r} holds vectors of embedder {held[0]!r} "
-                    f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
-                    "Use another collection or delete the old vectors first."
-                )
-            conn.executemany(
-                "INSERT INTO vectors (collection, item_id, embedder_id, dim, vector, "
-                "text_sha256) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(collection, item_id) "
-                "DO UPDATE SET embedder_id = excluded.embedder_id, dim = excluded.dim, "
-                "vector = excluded.vector, text_sha256 = excluded.text_sha256",
-                rows,
-            )
-            self._bump(collection)
+    def _vector_values(self, matrix: npt.NDArray[np.float32]) -> list[bytes]:
+        raw, step = encode_vector(matrix), int(matrix.shape[1]) * 4
+        return [raw[i * step : (i + 1) * step] for i in range(len(matrix))]
 
     def load_vectors(
         self, collection: str
