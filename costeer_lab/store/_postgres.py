@@ -33,8 +33,6 @@ always computed from the stored single-precision vectors.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Iterable
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -42,11 +40,8 @@ from costeer_lab._redact import redact_url
 from costeer_lab.errors import ConfigurationError, StoreError
 from costeer_lab.store._postgres_data import PostgresDataMixin
 from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
-from costeer_lab.store._relational import EDGE_COLS, NODE_COLS
-from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._snapshot_schema import VERSIONED, arm_postgres_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
-from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 __all__ = ["PostgresStore"]
 
@@ -187,34 +182,6 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
         if self._conn is not None:
             conn, self._conn = self._conn, None
             conn.close()
-
-    # -- nodes -----------------------------------------------------------------------------
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        now = time.time()
-        rows = node_rows(nodes, now)
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO nodes ({NODE_COLS}) VALUES (%s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
-                "content = excluded.content, attrs = excluded.attrs, "
-                "updated_at = GREATEST(excluded.updated_at, nodes.updated_at + 1e-6)",
-                rows,
-            )
-
-    # -- edges -----------------------------------------------------------------------------
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        now = time.time()
-        rows = edge_rows(edges, now)
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO edges ({EDGE_COLS}) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                rows,
-            )
 
     def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
         cur = conn.execute(

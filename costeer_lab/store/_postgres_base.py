@@ -45,6 +45,7 @@ class PostgresBase(RelationalMixin):
     _p = "%s"
     _json_cast = "::json"
     _text_cast = "::text"
+    _greatest = "GREATEST"
 
     _conn: psycopg.Connection[tuple[Any, ...]] | None
     _depth: int

@@ -45,7 +45,7 @@ from costeer_lab.store._codec import (
     loads_json,
     new_etag,
 )
-from costeer_lab.store._rows import vector_input
+from costeer_lab.store._rows import edge_rows, node_rows, vector_input
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class RelationalMixin(BaseStore):
     _json_cast = ""
     #: Appended to a JSON column read back as text.
     _text_cast = ""
+    #: The function giving the larger of two numbers.
+    _greatest = "MAX"
     #: The column of ``vectors`` holding a vector, and the placeholder of its value.
     _vector_column = "vector"
     _vector_p = "?"
@@ -123,6 +125,22 @@ class RelationalMixin(BaseStore):
         return self._write()
 
     # -- nodes ---------------------------------------------------------------------------------
+    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
+        now = time.time()
+        rows = node_rows(nodes, now)
+        if not rows:
+            return
+        p = self._p
+        with self._write() as conn:
+            self._many(
+                conn,
+                f"INSERT INTO nodes ({NODE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}, {p}) "
+                "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
+                "content = excluded.content, attrs = excluded.attrs, "
+                f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
+                rows,
+            )
+
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
         wanted = id_list(ids, "node ids")
         if not wanted:
@@ -156,6 +174,20 @@ class RelationalMixin(BaseStore):
             return int(conn.execute(f"DELETE FROM nodes WHERE {self._in('id')}", (ids_,)).rowcount)
 
     # -- edges ---------------------------------------------------------------------------------
+    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
+        now = time.time()
+        rows = edge_rows(edges, now)
+        if not rows:
+            return
+        p = self._p
+        with self._write() as conn:
+            self._many(
+                conn,
+                f"INSERT INTO edges ({EDGE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}) "
+                "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
+                rows,
+            )
+
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
         p = self._p
         where, params = [], []

@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
 from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
-from costeer_lab.store._relational import EDGE_COLS, NODE_COLS
-from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._snapshot_schema import VERSIONED, arm_sqlite_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
 from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
-from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 __all__ = ["SQLiteStore"]
 
@@ -151,34 +148,6 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         if self._conn is not None:
             conn, self._conn = self._conn, None
             conn.close()
-
-    # -- nodes -----------------------------------------------------------------------------
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        now = time.time()
-        rows = node_rows(nodes, now)
-        if not rows:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO nodes ({NODE_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, "
-                "content = excluded.content, attrs = excluded.attrs, "
-                "updated_at = MAX(excluded.updated_at, nodes.updated_at + 1e-6)",
-                rows,
-            )
-
-    # -- edges -----------------------------------------------------------------------------
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        now = time.time()
-        rows = edge_rows(edges, now)
-        if not rows:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO edges ({EDGE_COLS}) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                rows,
-            )
 
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
         cur = conn.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", keys)
