@@ -172,17 +172,6 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
         state = "closed" if self._conn is None else f"schema v{self._schema_version}"
         return f"PostgresStore({redact_url(self.url)!r}, {state})"
 
-    @property
-    def schema_version(self) -> int:
-        """Schema version of the opened store (equal to ``PG_SCHEMA_VERSION`` after migration)."""
-        return self._schema_version
-
-    def close(self) -> None:
-        """Close the connection (idempotent). An open transaction is rolled back."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
-
     def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
         cur = conn.execute(
             "DELETE FROM edges e USING unnest(%s::text[], %s::text[], %s::text[]) "

@@ -78,6 +78,20 @@ class RelationalMixin(BaseStore):
     _vector_column = "vector"
     _vector_p = "?"
 
+    _conn: Any
+    _schema_version: int
+
+    @property
+    def schema_version(self) -> int:
+        """Schema version of the opened store (the newest this costeer_lab knows once migrated)."""
+        return self._schema_version
+
+    def close(self) -> None:
+        """Close the connection (idempotent). An open transaction is rolled back."""
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()
+
     # -- dialect hooks -------------------------------------------------------------------------
     @abc.abstractmethod
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -138,17 +138,6 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         state = "closed" if self._conn is None else f"schema v{self._schema_version}"
         return f"SQLiteStore({self.path!r}, {state})"
 
-    @property
-    def schema_version(self) -> int:
-        """Schema version of the opened file (equal to ``SCHEMA_VERSION`` after migration)."""
-        return self._schema_version
-
-    def close(self) -> None:
-        """Close the connection (idempotent). An open transaction is rolled back."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
-
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
         cur = conn.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", keys)
         return int(cur.rowcount)
