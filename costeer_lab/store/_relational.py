@@ -3,18 +3,25 @@
 :class:`RelationalMixin` holds every :class:`~costeer_lab.store.BaseStore` method whose SQL is
 the same on SQLite and PostgreSQL but for a few spellings. A backend sets the dialect and keeps
 only what truly differs (connection, transactions and locks, schema and migrations, vector
-search, the bulk write paths):
+search, reading vectors back):
 
 * ``_p``: the parameter placeholder (``?`` or ``%s``);
 * ``_json_cast`` / ``_text_cast``: what makes a parameter a JSON value and reads a JSON column
   as text (``""`` in SQLite, whose JSON is text; ``::json`` / ``::text`` in PostgreSQL);
+* ``_greatest``: ``MAX`` or ``GREATEST`` of two values;
 * ``_in(column)`` and ``_array(values)``: the condition "``column`` is one of the values" and
   its one parameter (``json_each`` of a JSON array, or ``= ANY`` of an array: no limit on the
   number of values);
 * ``_many(conn, sql, rows)``: run one statement for many rows;
-* ``_rows``, ``_paged`` and ``_write`` (reads, paged reads by ``seq``, one atomic write),
-  ``_records_where`` (a record ``where`` filter in the backend's JSON functions) and
-  ``_delete_edge_keys`` (delete edges by key).
+* ``_vector_column``, ``_vector_p`` and ``_vector_values(matrix)``: how a vector is stored
+  (a float32 blob, or a pgvector value sent in binary); ``_vectors_written``: what follows a
+  vector write (PostgreSQL builds its HNSW index once a collection is large enough);
+* ``_rows``, ``_paged``, ``_write`` and ``_connection`` (reads, paged reads by ``seq``, one
+  atomic write, the open connection), ``_records_where`` (a record ``where`` filter in the
+  backend's JSON functions) and ``_delete_edge_keys`` (delete edges by key).
+
+No SQL toolkit: SQLAlchemy Core cost 1.9-3.5x the CPU of the raw driver per call when
+measured (``docs/benchmarks.md``), and the differences are these few spellings.
 
 Example:
     >>> from costeer_lab.store import SQLiteStore
