@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresBase"]
 
-_PAGE = 2000
-
 
 class PostgresBase(RelationalMixin):
     """Connection handling and SQL dialect of the PostgreSQL store modules (not used directly)."""
@@ -82,17 +80,6 @@ class PostgresBase(RelationalMixin):
         conn = self._connection()
         with self._guard():
             return int(conn.execute(sql, params).rowcount)
-
-    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
-        """Yield rows of ``sql`` (first column ``seq``, ending in ``seq > %s``) in ``seq`` order,
-        a page per query so no cursor stays open between yields."""
-        last = -(2**63)
-        while True:
-            rows = self._rows(f"{sql} ORDER BY seq LIMIT %s", (*params, last, _PAGE))
-            yield from rows
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
 
     def _in(self, column: str) -> str:
         return f"{column} = ANY(%s)"

@@ -16,9 +16,9 @@ search, reading vectors back):
 * ``_vector_column``, ``_vector_p`` and ``_vector_values(matrix)``: how a vector is stored
   (a float32 blob, or a pgvector value sent in binary); ``_vectors_written``: what follows a
   vector write (PostgreSQL builds its HNSW index once a collection is large enough);
-* ``_rows``, ``_paged``, ``_write`` and ``_connection`` (reads, paged reads by ``seq``, one
-  atomic write, the open connection), ``_records_where`` (a record ``where`` filter in the
-  backend's JSON functions) and ``_delete_edge_keys`` (delete edges by key).
+* ``_rows``, ``_write`` and ``_connection`` (reads, one atomic write, the open connection),
+  ``_records_where`` (a record ``where`` filter in the backend's JSON functions) and
+  ``_delete_edge_keys`` (delete edges by key).
 
 No SQL toolkit: SQLAlchemy Core cost 1.9-3.5x the CPU of the raw driver per call when
 measured (``docs/benchmarks.md``), and the differences are these few spellings.
@@ -63,6 +63,7 @@ __all__ = ["EDGE_COLS", "NODE_COLS", "RelationalMixin", "node_from_row"]
 NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
 EDGE_COLS = "src, dst, kind, attrs, created_at"
 _RESERVED_META = frozenset({"schema_version"})
+_PAGE = 2000  # rows per query of a paged read
 
 
 def node_from_row(row: Sequence[Any]) -> NodeRecord:
@@ -105,10 +106,6 @@ class RelationalMixin(BaseStore):
         """All rows of one read statement."""
 
     @abc.abstractmethod
-    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
-        """Rows of ``sql`` (first column ``seq``, ending in ``seq > {_p}``) in ``seq`` order."""
-
-    @abc.abstractmethod
     def _write(self) -> AbstractContextManager[Any]:
         """One atomic write; yields the connection."""
 
@@ -137,6 +134,18 @@ class RelationalMixin(BaseStore):
     @abc.abstractmethod
     def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
         """Delete the edges of the (sorted, distinct) ``(src, dst, kind)`` keys; count them."""
+
+    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
+        """Yield rows of ``sql`` (first column ``seq``, ending in ``seq > {_p}``) in ``seq``
+        order, a page per query so no read cursor stays open between yields."""
+        last = -(2**63)
+        page = f"{sql} ORDER BY seq LIMIT {self._p}"
+        while True:
+            rows = self._rows(page, (*params, last, _PAGE))
+            yield from rows
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][0]
 
     # -- the snapshot hooks that are plain SQL (``_snapshots.SnapshotMixin``) -------------------
     def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:

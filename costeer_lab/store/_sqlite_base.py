@@ -21,8 +21,6 @@ from costeer_lab.store._sqlite_readonly import is_locked, locked_error
 
 __all__ = ["SQLiteBase", "id_list"]
 
-_PAGE = 2000
-
 
 class SQLiteBase(RelationalMixin):
     """Connection handling and SQL dialect of the SQLite store modules (not used directly)."""
@@ -51,17 +49,6 @@ class SQLiteBase(RelationalMixin):
         conn = self._connection()
         with self._guard():
             return conn.execute(sql, params).fetchall()
-
-    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
-        """Yield rows of ``sql`` (whose first column is ``seq`` and which ends in ``seq > ?``)
-        in ``seq`` order, a page per query so no read cursor stays open between yields."""
-        last = -(2**63)
-        while True:
-            rows = self._rows(f"{sql} ORDER BY seq LIMIT ?", (*params, last, _PAGE))
-            yield from rows
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
 
     def _in(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
