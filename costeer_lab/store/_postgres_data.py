@@ -1,4 +1,5 @@
-"""Embedding cache, vector collections (pgvector) and JSON records of ``PostgresStore``.
+"""How ``PostgresStore`` stores vectors (pgvector), indexes them and filters records (the rest
+of its data methods are shared with SQLite: ``_relational``).
 
 Vectors sit in one ``vector`` column of any dimension. The write that brings a collection of
 dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
@@ -39,7 +40,7 @@ __all__ = ["PostgresDataMixin"]
 
 
 class PostgresDataMixin(PostgresSearchMixin):
-    """Embedding cache, vectors and records on top of :class:`PostgresSearchMixin`."""
+    """Vector reads, binding and indexes, and the record ``where`` filter, over the search."""
 
     index_min_rows: int
     hnsw_m: int

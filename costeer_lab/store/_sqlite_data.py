@@ -1,4 +1,5 @@
-"""Embedding cache, vector collections and JSON records of :class:`~costeer_lab.store.SQLiteStore`.
+"""How :class:`~costeer_lab.store.SQLiteStore` stores vectors and filters records (the rest of
+its data methods are shared with PostgreSQL: ``_relational``).
 
 Vectors are stored as raw little-endian float32 blobs tagged with embedder id and dimension.
 Record ``where`` filters run in SQL with ``json_type``/``json_extract``, so ``True`` matches only
@@ -31,7 +32,7 @@ __all__ = ["SQLiteDataMixin"]
 
 
 class SQLiteDataMixin(SQLiteBase):
-    """Embedding cache, vectors and records on top of :class:`SQLiteBase`."""
+    """Vector reads and binding, and the record ``where`` filter, on top of :class:`SQLiteBase`."""
 
     # -- embedding cache -------------------------------------------------------------------
     def get_cached_embeddings(
