@@ -31,6 +31,7 @@ __all__ = [
     "decode_vector",
     "dumps_json",
     "encode_vector",
+    "id_list",
     "loads_json",
     "new_etag",
 ]
@@ -80,6 +81,18 @@ def check_str(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a str, got {type(value).__name__} {value!r}")
     return value
+
+
+def id_list(ids: Sequence[str], what: str) -> list[str]:
+    """Validate a sequence of string ids (a bare ``str`` is refused, not split into chars).
+
+    Example:
+        >>> id_list(("a", "b"), "node ids")
+        ['a', 'b']
+    """
+    if isinstance(ids, str | bytes):
+        raise InvalidInputError(f"{what} must be a sequence of str, got a single {ids!r}")
+    return [check_str(i, what[:-1] if what.endswith("s") else what) for i in ids]
 
 
 def encode_vector(vector: npt.ArrayLike) -> bytes:

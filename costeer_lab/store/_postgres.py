@@ -33,28 +33,18 @@ always computed from the stored single-precision vectors.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from costeer_lab._redact import redact_url
-from costeer_lab.errors import ConfigurationError, InvalidInputError, StoreError
-from costeer_lab.store._codec import check_str, loads_json
+from costeer_lab.errors import ConfigurationError, StoreError
 from costeer_lab.store._postgres_data import PostgresDataMixin
 from costeer_lab.store._postgres_schema import advisory_key, migrate_postgres
-from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._snapshot_schema import VERSIONED, arm_postgres_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
-from costeer_lab.store._sqlite_base import id_list
-from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 __all__ = ["PostgresStore"]
 
-_NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
-_EDGE_COLS = "src, dst, kind, attrs, created_at"
-_RESERVED_META = frozenset({"schema_version"})
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _OPTIONS = (
     "schema",
@@ -182,164 +172,17 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
         state = "closed" if self._conn is None else f"schema v{self._schema_version}"
         return f"PostgresStore({redact_url(self.url)!r}, {state})"
 
-    @property
-    def schema_version(self) -> int:
-        """Schema version of the opened store (equal to ``PG_SCHEMA_VERSION`` after migration)."""
-        return self._schema_version
-
-    def close(self) -> None:
-        """Close the connection (idempotent). An open transaction is rolled back."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
-
-    # -- nodes -----------------------------------------------------------------------------
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        now = time.time()
-        rows = node_rows(nodes, now)
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO nodes ({_NODE_COLS}) VALUES (%s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
-                "content = excluded.content, attrs = excluded.attrs, "
-                "updated_at = GREATEST(excluded.updated_at, nodes.updated_at + 1e-6)",
-                rows,
-            )
-
-    def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
-        wanted = id_list(ids, "node ids")
-        if not wanted:
-            return []
-        rows = self._rows(f"SELECT {_NODE_COLS} FROM nodes WHERE id = ANY(%s)", (wanted,))
-        found = {row[0]: row for row in rows}
-        return [_node(found[i]) for i in wanted if i in found]
-
-    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
-        if kind is None:
-            rows = self._paged(f"SELECT seq, {_NODE_COLS} FROM nodes WHERE seq > %s", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                f"SELECT seq, {_NODE_COLS} FROM nodes WHERE kind = %s AND seq > %s", (kind,)
-            )
-        for row in rows:
-            yield _node(row[1:])
-
-    def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
-        if kind is None:
-            rows = self._paged("SELECT seq, id, kind FROM nodes WHERE seq > %s", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                "SELECT seq, id, kind FROM nodes WHERE kind = %s AND seq > %s", (kind,)
-            )
-        for row in rows:
-            yield row[1], row[2]
-
-    def count_nodes(self, kind: str | None = None) -> int:
-        if kind is None:
-            return int(self._rows("SELECT COUNT(*) FROM nodes")[0][0])
-        check_str(kind, "kind")
-        return int(self._rows("SELECT COUNT(*) FROM nodes WHERE kind = %s", (kind,))[0][0])
-
-    def delete_nodes(self, ids: Sequence[str]) -> int:
-        wanted = id_list(ids, "node ids")
-        if not wanted:
-            return 0
-        with self._write() as conn:
-            conn.execute(
-                "DELETE FROM edges WHERE src = ANY(%s) OR dst = ANY(%s)", (wanted, wanted)
-            )
-            cur = conn.execute("DELETE FROM nodes WHERE id = ANY(%s)", (wanted,))
-            return int(cur.rowcount)
-
-    # -- edges -----------------------------------------------------------------------------
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        now = time.time()
-        rows = edge_rows(edges, now)
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO edges ({_EDGE_COLS}) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                rows,
-            )
-
-    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
-        where, params = [], []
-        if kind is not None:
-            where.append("kind = %s")
-            params.append(check_str(kind, "kind"))
-        if node is not None:
-            where.append("(src = %s OR dst = %s)")
-            params += [check_str(node, "node"), node]
-        sql = f"SELECT seq, {_EDGE_COLS} FROM edges WHERE {' AND '.join([*where, 'seq > %s'])}"
-        for row in self._paged(sql, tuple(params)):
-            yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
-
-    def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
-        if kind is None:
-            rows = self._paged("SELECT seq, src, dst, kind FROM edges WHERE seq > %s", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                "SELECT seq, src, dst, kind FROM edges WHERE kind = %s AND seq > %s", (kind,)
-            )
-        for row in rows:
-            yield row[1], row[2], row[3]
-
-    def count_edges(self, kind: str | None = None) -> int:
-        if kind is None:
-            return int(self._rows("SELECT COUNT(*) FROM edges")[0][0])
-        check_str(kind, "kind")
-        return int(self._rows("SELECT COUNT(*) FROM edges WHERE kind = %s", (kind,))[0][0])
-
-    def delete_edges(self, keys: Sequence[tuple[str, str, str]]) -> int:
-        rows = []
-        for key in keys:
-            if not (isinstance(key, tuple | list) and len(key) == 3):
-                raise InvalidInputError(f"edge keys must be (src, dst, kind) tuples, got {key!r}")
-            rows.append(tuple(check_str(part, "edge key part") for part in key))
-        if not rows:
-            return 0
-        unique = sorted(set(rows))
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM edges e USING unnest(%s::text[], %s::text[], %s::text[]) "
-                "AS k(src, dst, kind) WHERE e.src = k.src AND e.dst = k.dst AND e.kind = k.kind",
-                ([r[0] for r in unique], [r[1] for r in unique], [r[2] for r in unique]),
-            )
-            return int(cur.rowcount)
-
-    # -- metadata ----------------------------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = %s", (check_str(key, "meta key"),))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        check_str(key, "meta key")
-        check_str(value, f"meta value of {key!r}")
-        if key in _RESERVED_META:
-            raise InvalidInputError(f"meta key {key!r} is reserved for the store itself")
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+    def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
+        cur = conn.execute(
+            "DELETE FROM edges e USING unnest(%s::text[], %s::text[], %s::text[]) "
+            "AS k(src, dst, kind) WHERE e.src = k.src AND e.dst = k.dst AND e.kind = k.kind",
+            ([r[0] for r in keys], [r[1] for r in keys], [r[2] for r in keys]),
+        )
+        return int(cur.rowcount)
 
     # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
     _snap_p = "%s"
     _snap_overriding = " OVERRIDING SYSTEM VALUE"
-
-    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self._rows(sql, params)
-
-    def _snap_write(self) -> AbstractContextManager[Any]:
-        return self._write()
 
     def _snap_columns(self, table: str) -> list[str]:
         rows = self._rows(
@@ -427,10 +270,6 @@ def _positive(value: object, name: str, url: str, low: int, high: int) -> int:
             f"{name} must be an integer in [{low}, {high}], got {value!r} in {redact_url(url)!r}"
         )
     return number
-
-
-def _node(row: Sequence[Any]) -> NodeRecord:
-    return NodeRecord(row[0], row[1], row[2], loads_json(row[3]), row[4], row[5])
 
 
 def _pgvector_version(conn: Any) -> tuple[int, ...]:

@@ -29,18 +29,21 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from costeer_lab.errors import InvalidInputError, StoreError
-from costeer_lab.store._base import BaseStore
+from costeer_lab.store._relational import RelationalMixin
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PostgresBase"]
 
-_PAGE = 2000
 
+class PostgresBase(RelationalMixin):
+    """Connection handling and SQL dialect of the PostgreSQL store modules (not used directly)."""
 
-class PostgresBase(BaseStore):
-    """Connection handling shared by the PostgreSQL store modules (not used directly)."""
+    _p = "%s"
+    _json_cast = "::json"
+    _text_cast = "::text"
+    _greatest = "GREATEST"
 
     _conn: psycopg.Connection[tuple[Any, ...]] | None
     _depth: int
@@ -78,16 +81,15 @@ class PostgresBase(BaseStore):
         with self._guard():
             return int(conn.execute(sql, params).rowcount)
 
-    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
-        """Yield rows of ``sql`` (first column ``seq``, ending in ``seq > %s``) in ``seq`` order,
-        a page per query so no cursor stays open between yields."""
-        last = -(2**63)
-        while True:
-            rows = self._rows(f"{sql} ORDER BY seq LIMIT %s", (*params, last, _PAGE))
-            yield from rows
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
+    def _in(self, column: str) -> str:
+        return f"{column} = ANY(%s)"
+
+    def _array(self, values: list[str]) -> list[str]:
+        return values
+
+    def _many(self, conn: psycopg.Connection[tuple[Any, ...]], sql: str, rows: list[Any]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
 
     def lock_for_update(self) -> None:
         """Inside a transaction, take the store's advisory write lock now (see the module)."""

@@ -1,4 +1,5 @@
-"""Embedding cache, vector collections (pgvector) and JSON records of ``PostgresStore``.
+"""How ``PostgresStore`` stores vectors (pgvector), indexes them and filters records (the rest
+of its data methods are shared with SQLite: ``_relational``).
 
 Vectors sit in one ``vector`` column of any dimension. The write that brings a collection of
 dimension ``d`` to ``index_min_rows`` vectors (default 1,000) builds a partial HNSW index (cosine)
@@ -13,23 +14,17 @@ matches ``1`` and ``1.0``.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.store._base import JSONScalar
 from costeer_lab.store._codec import (
-    as_matrix,
     check_str,
     check_where,
     decode_vector,
-    dumps_json,
-    encode_vector,
-    loads_json,
-    new_etag,
+    id_list,
 )
 from costeer_lab.store._postgres_search import (
     OPS,
@@ -37,9 +32,6 @@ from costeer_lab.store._postgres_search import (
     index_name,
     indexed_expression,
 )
-from costeer_lab.store._rows import vector_input
-from costeer_lab.store._sqlite_base import id_list
-from costeer_lab.store._types import JSONValue
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -48,7 +40,7 @@ __all__ = ["PostgresDataMixin"]
 
 
 class PostgresDataMixin(PostgresSearchMixin):
-    """Embedding cache, vectors and records on top of :class:`PostgresSearchMixin`."""
+    """Vector reads, binding and indexes, and the record ``where`` filter, over the search."""
 
     index_min_rows: int
     hnsw_m: int
@@ -80,71 +72,15 @@ class PostgresDataMixin(PostgresSearchMixin):
         out.update((row[0], decode_vector(bytes(row[2]), row[1])) for row in rows)
         return out
 
-    def put_cached_embeddings(
-        self, embedder_id: str, items: Mapping[str, npt.NDArray[np.float32]]
-    ) -> None:
-        check_str(embedder_id, "embedder_id")
-        rows = []
-        for text_hash, vector in items.items():
-            check_str(text_hash, "text hash")
-            vec = as_matrix(np.asarray(vector)[None, ...], 1, f"embedding of {text_hash!r}")[0]
-            rows.append((embedder_id, text_hash, int(vec.shape[0]), encode_vector(vec)))
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO embedding_cache (embedder_id, text_sha256, dim, vector) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (embedder_id, text_sha256) DO UPDATE "
-                "SET dim = excluded.dim, vector = excluded.vector",
-                rows,
-            )
-
     # -- vector collections ------------------------------------------------------------------
-    def put_vectors(
-        self,
-        collection: str,
-        embedder_id: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        *,
-        text_hashes: Sequence[str | None] | None = None,
-    ) -> None:
-        checked = vector_input(collection, embedder_id, ids, vectors, text_hashes)
-        if checked is None:
-            return
-        keys, matrix, tags = checked
-        dim = int(matrix.shape[1])
-        rows = [
-            (collection, key, embedder_id, dim, vec, tag)
-            for key, vec, tag in zip(keys, matrix, tags, strict=True)
-        ]
-        with self._write() as conn:
-            held = self.collection_info(collection)  # under the write lock: no race
-            if held is not None and held != (embedder_id, dim):
-                raise EmbedderMismatchError(
-                    f"collection {collection!r} holds vectors of embedder {held[0]!r} "
-                    f"(dim {held[1]}); refusing vectors of embedder {embedder_id!r} (dim {dim}). "
-                    "Use another collection or delete the old vectors first."
-                )
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO vectors (collection, item_id, embedder_id, dim, embedding, "
-                    "text_sha256) VALUES (%s, %s, %s, %s, %b, %s) ON CONFLICT "
-                    "(collection, item_id) DO UPDATE SET embedder_id = excluded.embedder_id, "
-                    "dim = excluded.dim, embedding = excluded.embedding, "
-                    "text_sha256 = excluded.text_sha256",
-                    rows,
-                )
-            self._ensure_index(collection, dim)
-            self._bump(collection)
+    _vector_column = "embedding"
+    _vector_p = "%b"
 
-    def _bump(self, collection: str) -> None:
-        self._connection().execute(
-            "INSERT INTO collections (name, version, etag) VALUES (%s, 1, %s) "
-            "ON CONFLICT (name) DO UPDATE SET version = collections.version + 1, "
-            "etag = excluded.etag",
-            (collection, new_etag()),
-        )
+    def _vector_values(self, matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return matrix  # one pgvector value per row (binary)
+
+    def _vectors_written(self, collection: str, dim: int) -> None:
+        self._ensure_index(collection, dim)
 
     def _ensure_index(self, collection: str, dim: int) -> None:
         """Create the partial HNSW cosine index of ``(collection, dim)`` once the collection
@@ -181,20 +117,6 @@ class PostgresDataMixin(PostgresSearchMixin):
         self._indexed.clear()
         self._index_kinds.clear()
 
-    def delete_vectors(self, collection: str, ids: Sequence[str]) -> int:
-        check_str(collection, "collection")
-        keys = id_list(ids, "vector ids")
-        if not keys:
-            return 0
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM vectors WHERE collection = %s AND item_id = ANY(%s)",
-                (collection, keys),
-            )
-            if cur.rowcount > 0:
-                self._bump(collection)
-            return int(cur.rowcount)
-
     def load_vectors(
         self, collection: str
     ) -> tuple[list[str], npt.NDArray[np.float32], str | None]:
@@ -210,83 +132,10 @@ class PostgresDataMixin(PostgresSearchMixin):
         matrix = np.stack([r[2] for r in rows]).astype(np.float32, copy=False)
         return [r[0] for r in rows], matrix, str(rows[0][1])
 
-    def collection_version(self, collection: str) -> int:
-        check_str(collection, "collection")
-        rows = self._rows("SELECT version FROM collections WHERE name = %s", (collection,))
-        return int(rows[0][0]) if rows else 0
-
-    def collection_state(self, collection: str) -> tuple[int, str]:
-        check_str(collection, "collection")
-        rows = self._rows("SELECT version, etag FROM collections WHERE name = %s", (collection,))
-        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
-
-    def collection_info(self, collection: str) -> tuple[str, int] | None:
-        check_str(collection, "collection")
-        rows = self._rows(
-            "SELECT embedder_id, dim FROM vectors WHERE collection = %s LIMIT 1", (collection,)
-        )
-        return (str(rows[0][0]), int(rows[0][1])) if rows else None
-
-    # -- JSON records ------------------------------------------------------------------------
-    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
-        check_str(kind, "record kind")
-        now = time.time()
-        rows = []
-        for item in items:
-            if not (isinstance(item, tuple | list) and len(item) == 2):
-                raise InvalidInputError(f"records must be (key, data) pairs, got {item!r}")
-            key = check_str(item[0], f"key of a {kind!r} record")
-            rows.append((kind, key, dumps_json(item[1], what=f"record {kind}/{key}"), now, now))
-        if not rows:
-            return
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO records (kind, key, data, created_at, updated_at) "
-                "VALUES (%s, %s, %s::json, %s, %s) ON CONFLICT (kind, key) DO UPDATE SET "
-                "data = excluded.data, updated_at = excluded.updated_at",
-                rows,
-            )
-
-    def get_record(self, kind: str, key: str) -> JSONValue | None:
-        rows = self._rows(
-            "SELECT data::text FROM records WHERE kind = %s AND key = %s",
-            (check_str(kind, "record kind"), check_str(key, "record key")),
-        )
-        return loads_json(rows[0][0]) if rows else None
-
-    def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
-        check_str(kind, "record kind")
-        wanted = [check_str(key, "record key") for key in keys]
-        if not wanted:
-            return {}
-        rows = self._rows(
-            "SELECT key, data::text FROM records WHERE kind = %s AND key = ANY(%s)",
-            (kind, wanted),
-        )
-        return {str(key): loads_json(data) for key, data in rows}
-
-    def iter_records(
-        self, kind: str, where: Mapping[str, JSONScalar] | None = None
-    ) -> Iterator[tuple[str, JSONValue]]:
-        clause, params = _where_sql(check_str(kind, "record kind"), where)
-        sql = f"SELECT seq, key, data::text FROM records WHERE {clause} AND seq > %s"
-        for row in self._paged(sql, params):
-            yield row[1], loads_json(row[2])
-
-    def count_records(self, kind: str, where: Mapping[str, JSONScalar] | None = None) -> int:
-        clause, params = _where_sql(check_str(kind, "record kind"), where)
-        return int(self._rows(f"SELECT COUNT(*) FROM records WHERE {clause}", params)[0][0])
-
-    def delete_records(self, kind: str, keys: Sequence[str]) -> int:
-        check_str(kind, "record kind")
-        wanted = id_list(keys, "record keys")
-        if not wanted:
-            return 0
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM records WHERE kind = %s AND key = ANY(%s)", (kind, wanted)
-            )
-            return int(cur.rowcount)
+    def _records_where(
+        self, kind: str, where: Mapping[str, JSONScalar] | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        return _where_sql(kind, where)
 
 
 def _where_sql(kind: str, where: Mapping[str, Any] | None) -> tuple[str, tuple[Any, ...]]:

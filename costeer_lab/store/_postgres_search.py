@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.store._codec import id_list
 from costeer_lab.store._postgres_base import PostgresBase
 from costeer_lab.store._postgres_schema import advisory_key
-from costeer_lab.store._sqlite_base import id_list
 
 if TYPE_CHECKING:
     import numpy.typing as npt

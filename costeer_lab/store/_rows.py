@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.store._codec import as_matrix, check_str, dumps_json
-from costeer_lab.store._sqlite_base import id_list
+from costeer_lab.store._codec import as_matrix, check_str, dumps_json, id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 if TYPE_CHECKING:

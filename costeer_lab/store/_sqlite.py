@@ -16,27 +16,18 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
-from costeer_lab.store._codec import check_str, dumps_json, loads_json
 from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
-from costeer_lab.store._rows import edge_rows, node_rows
 from costeer_lab.store._snapshot_schema import VERSIONED, arm_sqlite_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
-from costeer_lab.store._sqlite_base import id_list
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
 from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
-from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 __all__ = ["SQLiteStore"]
-
-_NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
-_EDGE_COLS = "src, dst, kind, attrs, created_at"
-_RESERVED_META = frozenset({"schema_version"})
 
 
 class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
@@ -147,160 +138,11 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         state = "closed" if self._conn is None else f"schema v{self._schema_version}"
         return f"SQLiteStore({self.path!r}, {state})"
 
-    @property
-    def schema_version(self) -> int:
-        """Schema version of the opened file (equal to ``SCHEMA_VERSION`` after migration)."""
-        return self._schema_version
-
-    def close(self) -> None:
-        """Close the connection (idempotent). An open transaction is rolled back."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
-
-    # -- nodes -----------------------------------------------------------------------------
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        now = time.time()
-        rows = node_rows(nodes, now)
-        if not rows:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO nodes ({_NODE_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, "
-                "content = excluded.content, attrs = excluded.attrs, "
-                "updated_at = MAX(excluded.updated_at, nodes.updated_at + 1e-6)",
-                rows,
-            )
-
-    def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
-        wanted = id_list(ids, "node ids")
-        rows = self._rows(
-            f"SELECT {_NODE_COLS} FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
-            (dumps_json(wanted, what="ids"),),
-        )
-        found = {row[0]: row for row in rows}
-        return [_node(found[i]) for i in wanted if i in found]
-
-    def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
-        if kind is None:
-            rows = self._paged(f"SELECT seq, {_NODE_COLS} FROM nodes WHERE seq > ?", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                f"SELECT seq, {_NODE_COLS} FROM nodes WHERE kind = ? AND seq > ?", (kind,)
-            )
-        for row in rows:
-            yield _node(row[1:])
-
-    def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
-        if kind is None:
-            rows = self._paged("SELECT seq, id, kind FROM nodes WHERE seq > ?", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                "SELECT seq, id, kind FROM nodes WHERE kind = ? AND seq > ?", (kind,)
-            )
-        for row in rows:
-            yield row[1], row[2]
-
-    def count_nodes(self, kind: str | None = None) -> int:
-        if kind is None:
-            return int(self._rows("SELECT COUNT(*) FROM nodes")[0][0])
-        return int(self._rows("SELECT COUNT(*) FROM nodes WHERE kind = ?", (kind,))[0][0])
-
-    def delete_nodes(self, ids: Sequence[str]) -> int:
-        wanted = dumps_json(id_list(ids, "node ids"), what="ids")
-        with self._write() as conn:
-            conn.execute(
-                "DELETE FROM edges WHERE src IN (SELECT value FROM json_each(?1)) "
-                "OR dst IN (SELECT value FROM json_each(?1))",
-                (wanted,),
-            )
-            cur = conn.execute(
-                "DELETE FROM nodes WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
-            )
-            return int(cur.rowcount)
-
-    # -- edges -----------------------------------------------------------------------------
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        now = time.time()
-        rows = edge_rows(edges, now)
-        if not rows:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO edges ({_EDGE_COLS}) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                rows,
-            )
-
-    def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
-        where, params = [], []
-        if kind is not None:
-            where.append("kind = ?")
-            params.append(check_str(kind, "kind"))
-        if node is not None:
-            where.append("(src = ? OR dst = ?)")
-            params += [check_str(node, "node"), node]
-        sql = f"SELECT seq, {_EDGE_COLS} FROM edges WHERE {' AND '.join([*where, 'seq > ?'])}"
-        for row in self._paged(sql, tuple(params)):
-            yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
-
-    def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
-        if kind is None:
-            rows = self._paged("SELECT seq, src, dst, kind FROM edges WHERE seq > ?", ())
-        else:
-            check_str(kind, "kind")
-            rows = self._paged(
-                "SELECT seq, src, dst, kind FROM edges WHERE kind = ? AND seq > ?", (kind,)
-            )
-        for row in rows:
-            yield row[1], row[2], row[3]
-
-    def count_edges(self, kind: str | None = None) -> int:
-        if kind is None:
-            return int(self._rows("SELECT COUNT(*) FROM edges")[0][0])
-        return int(self._rows("SELECT COUNT(*) FROM edges WHERE kind = ?", (kind,))[0][0])
-
-    def delete_edges(self, keys: Sequence[tuple[str, str, str]]) -> int:
-        rows = []
-        for key in keys:
-            if not (isinstance(key, tuple | list) and len(key) == 3):
-                raise InvalidInputError(f"edge keys must be (src, dst, kind) tuples, got {key!r}")
-            rows.append(tuple(check_str(part, "edge key part") for part in key))
-        if not rows:
-            return 0
-        with self._write() as conn:
-            cur = conn.executemany(
-                "DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", sorted(set(rows))
-            )
-            return int(cur.rowcount)
-
-    # -- metadata ----------------------------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = ?", (check_str(key, "meta key"),))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        check_str(key, "meta key")
-        check_str(value, f"meta value of {key!r}")
-        if key in _RESERVED_META:
-            raise InvalidInputError(f"meta key {key!r} is reserved for the store itself")
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+    def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
+        cur = conn.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", keys)
+        return int(cur.rowcount)
 
     # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------
-    def _snap_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self._rows(sql, params)
-
-    def _snap_write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._write()
-
     def _snap_columns(self, table: str) -> list[str]:
         return [str(r[1]) for r in self._rows(f"PRAGMA main.table_info({table})")]
 
@@ -356,7 +198,3 @@ def _retry_busy(setup: Callable[[], int], timeout_s: float) -> int:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
-
-
-def _node(row: Sequence[Any]) -> NodeRecord:
-    return NodeRecord(row[0], row[1], row[2], loads_json(row[3]), row[4], row[5])

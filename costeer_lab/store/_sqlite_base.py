@@ -14,25 +14,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from costeer_lab.errors import InvalidInputError, StoreError
-from costeer_lab.store._base import BaseStore
-from costeer_lab.store._codec import check_str
+from costeer_lab.errors import StoreError
+from costeer_lab.store._codec import dumps_json, id_list
+from costeer_lab.store._relational import RelationalMixin
 from costeer_lab.store._sqlite_readonly import is_locked, locked_error
 
 __all__ = ["SQLiteBase", "id_list"]
 
-_PAGE = 2000
 
-
-def id_list(ids: Sequence[str], what: str) -> list[str]:
-    """Validate a sequence of string ids (a bare ``str`` is refused, not split into chars)."""
-    if isinstance(ids, str | bytes):
-        raise InvalidInputError(f"{what} must be a sequence of str, got a single {ids!r}")
-    return [check_str(i, what[:-1] if what.endswith("s") else what) for i in ids]
-
-
-class SQLiteBase(BaseStore):
-    """Connection handling shared by the SQLite store modules (not used directly)."""
+class SQLiteBase(RelationalMixin):
+    """Connection handling and SQL dialect of the SQLite store modules (not used directly)."""
 
     path: str
     _conn: sqlite3.Connection | None
@@ -59,16 +50,14 @@ class SQLiteBase(BaseStore):
         with self._guard():
             return conn.execute(sql, params).fetchall()
 
-    def _paged(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
-        """Yield rows of ``sql`` (whose first column is ``seq`` and which ends in ``seq > ?``)
-        in ``seq`` order, a page per query so no read cursor stays open between yields."""
-        last = -(2**63)
-        while True:
-            rows = self._rows(f"{sql} ORDER BY seq LIMIT ?", (*params, last, _PAGE))
-            yield from rows
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
+    def _in(self, column: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(?))"
+
+    def _array(self, values: list[str]) -> str:
+        return dumps_json(values, what="ids")
+
+    def _many(self, conn: sqlite3.Connection, sql: str, rows: list[Any]) -> None:
+        conn.executemany(sql, rows)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
