@@ -132,6 +132,7 @@ def open_kb(
         emb,
         extractor=extractor or make_extractor(s),
         index_kind=s.index_kind,
+        hnsw_above=s.hnsw_above,
         index_kw={
             "hnsw_m": s.hnsw_m,
             "ef_construction": s.hnsw_ef_construction,

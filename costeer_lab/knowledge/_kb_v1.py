@@ -51,7 +51,10 @@ class KnowledgeBaseV1:
     def __init__(self, store: BaseStore, embedder: BaseEmbedder, *, index_kind: str = "exact"):
         self.store = store
         self.collection = VectorCollection(
-            store, KB1_COLLECTION, embedder, kind="hnsw" if index_kind == "hnsw" else "exact"
+            store,
+            KB1_COLLECTION,
+            embedder,
+            kind=index_kind,  # type: ignore[arg-type]  # exact / hnsw / auto, checked there
         )
         self.reload()
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
-from costeer_lab.store._base import JSONScalar
+from costeer_lab.store._base import VECTOR_PAGE, JSONScalar
 from costeer_lab.store._codec import (
     as_matrix,
     check_str,
@@ -144,6 +144,31 @@ class SQLiteDataMixin(SQLiteBase):
             return [], np.zeros((0, 0), dtype=np.float32), None
         matrix = decode_matrix([r[3] for r in rows], int(rows[0][2]))
         return [r[0] for r in rows], matrix, str(rows[0][1])
+
+    def iter_vectors(
+        self, collection: str, page: int = VECTOR_PAGE
+    ) -> Iterator[tuple[list[str], npt.NDArray[np.float32], str]]:
+        check_str(collection, "collection")
+        if page < 1:
+            raise InvalidInputError(f"page must be a positive int, got {page!r}")
+        last = -(2**63)
+        while True:  # one query per page: no read cursor stays open between yields
+            rows = self._rows(
+                "SELECT seq, item_id, embedder_id, dim, vector FROM vectors "
+                "WHERE collection = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (collection, last, page),
+            )
+            if rows:
+                matrix = decode_matrix([r[4] for r in rows], int(rows[0][3]))
+                yield [r[1] for r in rows], matrix, str(rows[0][2])
+            if len(rows) < page:
+                return
+            last = rows[-1][0]
+
+    def count_vectors(self, collection: str) -> int:
+        check_str(collection, "collection")
+        rows = self._rows("SELECT count(*) FROM vectors WHERE collection = ?", (collection,))
+        return int(rows[0][0])
 
     def collection_version(self, collection: str) -> int:
         check_str(collection, "collection")
