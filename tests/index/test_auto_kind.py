@@ -16,6 +16,7 @@ from costeer_lab.index import HNSW_ABOVE, FaissIndex, VectorCollection, effectiv
 from costeer_lab.index._location import index_file
 from costeer_lab.settings import DocsSettings, MemorySettings, RAGSettings
 from costeer_lab.store import SQLiteStore
+from costeer_lab.store._base import VECTOR_PAGE
 from tests.index.conftest import unit_vectors
 
 EMB = get_embedder("hashing", dim=32)
@@ -27,7 +28,7 @@ class CountingStore(SQLiteStore):
 
     rebuilds: Counter[str]
 
-    def iter_vectors(self, collection: str, page: int = 20_000) -> Any:
+    def iter_vectors(self, collection: str, page: int = VECTOR_PAGE) -> Any:
         self.rebuilds[collection] += 1
         return super().iter_vectors(collection, page)
 
@@ -165,7 +166,7 @@ def test_rebuild_reads_the_store_in_pages(tmp_path: Path) -> None:
     pages: list[int] = []
 
     class Paging(SQLiteStore):
-        def iter_vectors(self, collection: str, page: int = 20_000) -> Any:
+        def iter_vectors(self, collection: str, page: int = VECTOR_PAGE) -> Any:
             for chunk in super().iter_vectors(collection, page=10):
                 pages.append(len(chunk[0]))
                 yield chunk
