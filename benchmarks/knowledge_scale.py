@@ -185,16 +185,18 @@ def _brute(kb: KnowledgeBaseV2) -> Any:
     """Brute-force V2 query over in-memory copies (no index, no postings): the solved task
     descriptions' vectors and component sets, read from the store a page at a time."""
     success = kb.success
+    name = collection_name(TASK_DESCRIPTION)
     tds: list[str] = []
-    parts = []
-    for ids, page, _ in kb.store.iter_vectors(collection_name(TASK_DESCRIPTION)):
+    matrix = np.empty(
+        (kb.store.count_vectors(name), kb.graph.collections[TASK_DESCRIPTION].index.dim),
+        dtype=np.float32,
+    )  # filled in place: one copy
+    for ids, page, _ in kb.store.iter_vectors(name):
         keep = [r for r, i in enumerate(ids) if i in success]
+        matrix[len(tds) : len(tds) + len(keep)] = page[keep]
         tds.extend(ids[r] for r in keep)
-        parts.append(page[keep])
-        del page
-    matrix = np.concatenate(parts)
-    del parts
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = matrix[: len(tds)]
+    matrix /= np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]  # no squared copy
     comps: dict[str, set[str]] = {td: set() for td in tds}
     for src, dst, _ in kb.store.iter_edge_keys(EDGE_HAS_COMPONENT):
         if src in comps:

@@ -281,9 +281,11 @@ class VectorCollection:
         sees the old file or the new one. Nothing happens without ``index_path``, on a
         read-only store, or when the in-memory index lags behind the store (the next open
         rebuilds then)."""
+        if self.index_path is None or not self._may_save:
+            return False
         if self.store.collection_state(self.name) == self.state:
             self._settle_kind()  # saved in the kind its size calls for
-        if self.index_path is None or not self._may_save or self.state == self.saved_state:
+        if self.state == self.saved_state:
             return False
         if self.store.collection_state(self.name) != self.state:
             return False  # another writer moved on: this index is not the store's state

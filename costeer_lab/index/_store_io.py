@@ -135,8 +135,8 @@ def index_from_store(
 
     Fresh means: readable and uncorrupted, same kind, same collection name and state (version
     and etag) as ``store.collection_state(collection)``, same ``(embedder_id, dim)`` as
-    ``store.collection_info(collection)``, and the same HNSW build parameters when given in
-    ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
+    ``store.collection_info(collection)``, and (an HNSW file) the same graph parameters when
+    given in ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
     ``store.iter_vectors(collection)``, a page at a time. The result's ``origin`` is
     ``"loaded"``, ``"rebuilt"`` or ``"empty"`` (the collection holds no vectors; an empty index
     is built). A file that exists but cannot be trusted (corrupt, truncated, not an index) is
@@ -202,7 +202,8 @@ def _is_fresh(
             return False
     elif (index.embedder_id, index.dim) != info:
         return False
-    if any(kw.get(p) is not None and kw[p] != getattr(index, p) for p in _PARAMS[:2]):
+    graph_params = _PARAMS[:2] if index.kind == "hnsw" else ()  # an exact index has no graph
+    if any(kw.get(p) is not None and kw[p] != getattr(index, p) for p in graph_params):
         return False
     if kw.get("ef_search") is not None:
         index.ef_search = kw["ef_search"]
