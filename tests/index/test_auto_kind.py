@@ -15,7 +15,7 @@ from costeer_lab.errors import InvalidInputError
 from costeer_lab.index import HNSW_ABOVE, FaissIndex, VectorCollection, effective_kind
 from costeer_lab.index._location import index_file
 from costeer_lab.settings import DocsSettings, MemorySettings, RAGSettings
-from costeer_lab.store import SQLiteStore
+from costeer_lab.store import BaseStore, SQLiteStore
 from costeer_lab.store._base import VECTOR_PAGE
 from tests.index.conftest import unit_vectors
 
@@ -49,7 +49,7 @@ def held(col: VectorCollection) -> str:
     return col.kind
 
 
-def collection(store: SQLiteStore, **kw: Any) -> VectorCollection:
+def collection(store: BaseStore, **kw: Any) -> VectorCollection:
     args: dict[str, Any] = {"kind": "auto", "hnsw_above": THRESHOLD, "persist": True}
     return VectorCollection(store, "c", EMB, **(args | kw))
 
@@ -175,3 +175,28 @@ def test_rebuild_reads_the_store_in_pages(tmp_path: Path) -> None:
     assert pages == [10, 10, 5] and idx.origin == "rebuilt" and len(idx) == 25
     assert idx.search(vecs[7], k=1).ids == ("v7",)
     assert np.allclose(idx.search(vecs[7], k=1).scores[0], 1.0, atol=1e-5)
+
+
+def test_auto_on_postgres_picks_the_kind_by_the_server_count(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from costeer_lab.settings import get_settings
+    from costeer_lab.store import PostgresStore
+
+    monkeypatch.setenv("COSTEER_LAB_CACHE_DIR", str(tmp_path))  # this machine's index files
+    get_settings.cache_clear()
+    try:
+        with PostgresStore(postgres_url) as one, PostgresStore(postgres_url) as two:
+            col = collection(one)
+            col.upsert_texts(*texts(0, THRESHOLD - 1))
+            assert col.checkpoint() and held(col) == "exact"
+            other = VectorCollection(two, "c", EMB)  # another machine writes
+            other.upsert_texts(*texts(THRESHOLD - 1, THRESHOLD + 3))
+            assert col.search_text("x", k=1) and held(col) == "hnsw"  # caught up, other kind
+            assert col.checkpoint() and col.index_path == index_file(one, "c", "hnsw")
+        with PostgresStore(postgres_url) as three:
+            again = collection(three)
+            got = (held(again), again.index.origin, len(again))
+            assert got == ("hnsw", "loaded", THRESHOLD + 3)
+    finally:
+        get_settings.cache_clear()
