@@ -9,22 +9,34 @@ Per size, three fresh processes (so each peak RSS is its own):
   the first 500 attempts recorded one ``record`` call (one transaction) each, on a fresh store
   (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
   (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
-  means recording is flat in N). Store bytes per task: every
+  means recording is flat in N). ``close_s``: closing the KB, which saves its vector indexes
+  (building the HNSW graph once when the default ``index_kind="auto"`` calls for one). Store
+  bytes per task: every
   file of the store (database, WAL, shared memory; tables, indexes and free pages) while it is
   open (``store_bytes_per_task_open``) and after closing it (``store_bytes_per_task``).
-* **serve**: open the KB (``open_s``: the exact index read from the file the build's
-  ``kb.close()`` saved; ``open_hnsw_s``: the HNSW index built from the stored vectors, as a
-  first open with that kind does), the lookups read on first use (``first_use_s``), V2
-  queries of unseen tasks with a failing last feedback (``v2_query_p50``/``p99``, exact and
-  HNSW); baseline: the same four queries by brute force over in-memory copies of everything
-  (every solved task's components walked, every description vector scored, every attempt's
-  errors scanned): ``brute_over_v2_query_ratio``. Baseline of the open: embedding every task
-  description again and building a flat index (``reembed_over_open_ratio``).
+* **serve**: open the KB with the default settings (``open_s``: the indexes read from the
+  files the build's ``kb.close()`` saved; ``index_hnsw`` 1 when ``auto`` chose HNSW for the
+  task descriptions), the lookups read on first use (``first_use_s``), V2 queries of unseen
+  tasks with a failing last feedback (``v2_query_p50``/``p99``); baseline: the same four
+  queries by brute force over in-memory copies (every solved task's components, every
+  description vector scored, every attempt's errors scanned): ``brute_over_v2_query_ratio``.
+  Baseline of the open: embedding every task description again and building a flat index
+  (``reembed_over_open_ratio``). Then the former default, an exact index rebuilt from the
+  store (``open_exact_s``, ``v2_query_exact_p50``/``p99``, ``exact_over_v2_query_ratio``).
+* **rebuild**: a fresh process rebuilding the task-description exact index from the store,
+  a page of rows at a time (``rebuild_s``, ``rebuild_peak_rss_mb``); baseline (up to 200k
+  tasks): the former rebuild, every vector loaded at once (``load_vectors``) then added
+  (``whole_over_paged_rebuild_rss_ratio``: the growth of peak RSS over the process's RSS
+  before the rebuild, each at least 1 MB).
 * **naive**: the peak RSS of loading every node and record into Python
   (``naive_over_serve_rss_ratio``) against the serve process's peak RSS after opening the KB
-  and querying it (``serve_peak_rss_mb``, read before any baseline runs).
+  and querying it (``serve_peak_rss_mb``, read before any baseline runs). Above
+  ``NAIVE_ROWS`` rows only that many are loaded (the same share of each table) and the growth
+  of RSS is scaled up to all of them (``naive_rows_share`` < 1: an extrapolation).
 
-Sizes: ``--quick`` 2k and 10k; default 10k and 100k; ``--full`` adds 1M.
+Sizes: ``--quick`` 2k and 10k; default 10k and 100k; ``--full`` adds 1M. Nothing here holds
+a list of all N tasks: attempts are generated, and stored vectors and nodes read, a block at a
+time, so 1M tasks run in bounded memory (what the KB itself holds aside).
 """
 
 from __future__ import annotations
@@ -48,9 +60,9 @@ from benchmarks.knowledge import ERRORS, FIELDS, _task
 from costeer_lab.embed import get_embedder
 from costeer_lab.graph import (
     COMPONENT,
+    EDGE_HAS_COMPONENT,
     TASK_DESCRIPTION,
     collection_name,
-    neighbors_within,
     node_id,
 )
 from costeer_lab.index import FaissIndex
@@ -64,6 +76,10 @@ __all__ = ["attempts", "run_scale"]
 
 BATCH = 1000
 RUNS = 10
+#: The naive baseline loads at most this many rows (nodes, edges, records) and extrapolates.
+NAIVE_ROWS = 2_000_000
+#: The whole-collection rebuild baseline runs up to this many tasks (1M would hold ~8 GB).
+WHOLE_REBUILD_MAX = 200_000
 
 
 def _crash(rng: random.Random) -> SingleFeedback:
@@ -139,7 +155,9 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
     build_rss = _peak_rss_mb()
     record_full = _record_ms(kb, seed, 10**8, 50)
     open_size = _disk_bytes(path)
+    s = time.perf_counter()
     kb.close()  # as a user closes it: the vector indexes are saved beside the store
+    close_s = time.perf_counter() - s
     size = _disk_bytes(path)  # after the WAL is checkpointed into the file
     with tempfile.TemporaryDirectory() as tmp:
         single = KnowledgeBaseV2(SQLiteStore(f"{tmp}/one.db"), emb)
@@ -159,18 +177,31 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
         "record_empty_ms_p50": record_empty,
         "store_bytes_per_task": size / n,
         "build_peak_rss_mb": build_rss,
+        "close_s": close_s,
     }
 
 
 def _brute(kb: KnowledgeBaseV2) -> Any:
-    """Brute-force V2 query over in-memory copies (no index, no postings)."""
-    ids, vectors, _ = kb.store.load_vectors(collection_name(TASK_DESCRIPTION))
-    row = {i: r for r, i in enumerate(ids)}
-    tds = [td for td in kb.success if td in row]
-    matrix = vectors[[row[td] for td in tds]]
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    comps = {td: set(neighbors_within(kb.graph.G, td, 1, COMPONENT)) for td in tds}
-    atts = [(task, a) for (_run, task), lst in kb.attempts.items() for a in lst]
+    """Brute-force V2 query over in-memory copies (no index, no postings): the solved task
+    descriptions' vectors and component sets, read from the store a page at a time."""
+    success = kb.success
+    name = collection_name(TASK_DESCRIPTION)
+    tds: list[str] = []
+    matrix = np.empty(
+        (kb.store.count_vectors(name), kb.graph.collections[TASK_DESCRIPTION].index.dim),
+        dtype=np.float32,
+    )  # filled in place: one copy
+    for ids, page, _ in kb.store.iter_vectors(name):
+        keep = [r for r, i in enumerate(ids) if i in success]
+        matrix[len(tds) : len(tds) + len(keep)] = page[keep]
+        tds.extend(ids[r] for r in keep)
+    matrix = matrix[: len(tds)]
+    matrix /= np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]  # no squared copy
+    comps: dict[str, set[str]] = {td: set() for td in tds}
+    for src, dst, _ in kb.store.iter_edge_keys(EDGE_HAS_COMPONENT):
+        if src in comps:
+            comps[src].add(dst)
+    attempts = kb.attempts
 
     def query(task: Task, fb: SingleFeedback, s: RAGSettings) -> None:
         vec = kb.query_vector(task.get_task_information())
@@ -184,19 +215,26 @@ def _brute(kb: KnowledgeBaseV2) -> Any:
                 by_tier.setdefault(m, []).append((float(sims[j]), td))
         picks = [x for m in sorted(by_tier, reverse=True) for x in sorted(by_tier[m])[::-1]]
         fps = {fp for fp, _ in attempt_errors(fb)}
-        fixes = [(t, a) for t, a in atts if any(fp in fps for fp, _ in a.errors)]
+        fixes = [
+            (t, a)
+            for (_run, t), lst in attempts.items()
+            for a in lst
+            if any(fp in fps for fp, _ in a.errors)
+        ]
         del similar, picks, fixes
 
     return query
 
 
 def _serve(path: str, seed: int, n_q: int, n_brute: int) -> dict[str, float]:
-    """Child: open (exact, HNSW), V2 queries, the brute-force query and re-embed baselines."""
+    """Child: open (default settings), V2 queries, the brute-force query and re-embed
+    baselines, then the exact index rebuilt from the store and its V2 queries."""
     emb = get_embedder("hashing")
     s = time.perf_counter()
     kb = KnowledgeBaseV2(SQLiteStore(path), emb)
     kb.sync_indexes()
     out: dict[str, float] = {"open_s": time.perf_counter() - s}
+    out["index_hnsw"] = float(kb.graph.collections[TASK_DESCRIPTION].kind == "hnsw")
     s = time.perf_counter()
     _ = kb.success  # the lookups are read on first use
     out["first_use_s"] = time.perf_counter() - s
@@ -219,47 +257,77 @@ def _serve(path: str, seed: int, n_q: int, n_brute: int) -> dict[str, float]:
         brute(t, fb, settings)
         blat.append(time.perf_counter() - s)
     out["brute_query_p50"] = percentile(blat, 50)
-    texts = [r.content for r in kb.store.iter_nodes(TASK_DESCRIPTION)]
-    s = time.perf_counter()
-    vecs = get_embedder("hashing").embed(texts)
+    del brute
+    fresh = get_embedder("hashing")
     flat = FaissIndex(emb.dim)
-    flat.add([str(i) for i in range(len(texts))], vecs)
-    out["reembed_s"] = time.perf_counter() - s
-    del vecs, flat, texts, brute
-    kb.store.close()
-    r = settings
+    nodes = kb.store.iter_nodes(TASK_DESCRIPTION)
     s = time.perf_counter()
-    hk = KnowledgeBaseV2(
-        SQLiteStore(path), emb, index_kind="hnsw",
-        index_kw={"hnsw_m": r.hnsw_m, "ef_construction": r.hnsw_ef_construction,
-                  "ef_search": r.hnsw_ef_search},
-    )  # fmt: skip
-    hk.sync_indexes()
-    out["open_hnsw_s"] = time.perf_counter() - s
+    while block := [r.content for r in itertools.islice(nodes, 20_000)]:  # a block at a time
+        flat.add([str(len(flat) + i) for i in range(len(block))], fresh.embed(block))
+    out["reembed_s"] = time.perf_counter() - s
+    del flat
+    kb.store.close()
+    s = time.perf_counter()
+    ek = KnowledgeBaseV2(SQLiteStore(path), emb, index_kind="exact", persist_indexes=False)
+    ek.sync_indexes()
+    out["open_exact_s"] = time.perf_counter() - s
     lat = []
     for j, (t, fb) in enumerate(qs[5:]):
         s = time.perf_counter()
-        rag.query(hk, [t], {t.id: fb}, run_id="bench", attempt=j)
+        rag.query(ek, [t], {t.id: fb}, run_id="bench", attempt=j)
         lat.append(time.perf_counter() - s)
-    out["v2_query_hnsw_p50"], out["v2_query_hnsw_p99"] = percentile(lat, 50), percentile(lat, 99)
-    hk.store.close()
+    out["v2_query_exact_p50"] = percentile(lat, 50)
+    out["v2_query_exact_p99"] = percentile(lat, 99)
+    ek.store.close()
+    return out
+
+
+def _rebuild(path: str, whole: bool) -> dict[str, float]:
+    """Child: rebuild the task-description exact index from the store, paged (``whole``:
+    every vector loaded at once, then added, as rebuilds did before)."""
+    store = SQLiteStore(path)
+    name = collection_name(TASK_DESCRIPTION)
+    FaissIndex(1)  # faiss loaded before the base line is read
+    base = _peak_rss_mb()
+    s = time.perf_counter()
+    if whole:
+        ids, matrix, embedder_id = store.load_vectors(name)
+        index = FaissIndex(int(matrix.shape[1]), embedder_id=embedder_id)
+        index.add(ids, matrix)
+        del ids, matrix
+    else:
+        index = FaissIndex.from_store(store, name, kind="exact", save=False)
+    out = {"rebuild_s": time.perf_counter() - s, "rebuild_peak_rss_mb": _peak_rss_mb()}
+    out["rebuild_base_rss_mb"], out["rebuild_vectors"] = base, float(len(index))
+    store.close()
     return out
 
 
 def _naive(path: str) -> dict[str, float]:
-    """Child: every node and attempt record decoded into Python (what a naive KB holds)."""
+    """Child: every node and attempt record decoded into Python (what a naive KB holds); above
+    ``NAIVE_ROWS`` rows, the same share of each table, the RSS growth scaled up to all."""
     store = SQLiteStore(path)
-    nodes, edges = list(store.iter_nodes()), list(store.iter_edges())
-    records = list(store.iter_records(ATTEMPT_KIND))
-    rows = len(nodes) + len(edges) + len(records)
-    out = {"naive_peak_rss_mb": _peak_rss_mb(), "naive_rows": float(rows)}
+    counts = (store.count_nodes(), store.count_edges(), store.count_records(ATTEMPT_KIND))
+    share = min(1.0, NAIVE_ROWS / max(1, sum(counts)))
+    base = _peak_rss_mb()
+    sources = (store.iter_nodes(), store.iter_edges(), store.iter_records(ATTEMPT_KIND))
+    held = [
+        list(itertools.islice(it, round(c * share))) for it, c in zip(sources, counts, strict=True)
+    ]
+    peak = _peak_rss_mb()
+    out = {
+        "naive_peak_rss_mb": base + (peak - base) / share,
+        "naive_rows": float(sum(counts)),
+        "naive_rows_share": share,
+    }
+    del held
     store.close()
     return out
 
 
 def _child(job: str, args: tuple[Any, ...], conn: Any) -> None:
     jobs: dict[str, Callable[..., dict[str, float]]] = {
-        "build": _build, "serve": _serve, "naive": _naive
+        "build": _build, "serve": _serve, "rebuild": _rebuild, "naive": _naive
     }  # fmt: skip
     conn.send(json.dumps(jobs[job](*args)))
     conn.close()
@@ -291,6 +359,8 @@ def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> N
             path = f"{tmp}/kb.db"
             b = _in_child("build", path, n, args.seed)
             v = _in_child("serve", path, args.seed, n_q, args.naive_queries or 5)
+            rb = _in_child("rebuild", path, False)
+            wh = _in_child("rebuild", path, True) if n <= WHOLE_REBUILD_MAX else None
             nv = _in_child("naive", path)
         add = results.add
         add(case, "tasks", n, "tasks")
@@ -306,22 +376,33 @@ def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> N
         add(case, "store_bytes_per_task", b["store_bytes_per_task"], "B")
         add(case, "store_bytes_per_task_open", b["store_bytes_per_task_open"], "B")
         add(case, "build_peak_rss_mb", b["build_peak_rss_mb"], "MB")
+        add(case, "close_s", b["close_s"], "s")
         add(case, "open_s", v["open_s"], "s")
-        add(case, "open_hnsw_s", v["open_hnsw_s"], "s")
+        add(case, "index_hnsw", v["index_hnsw"], "bool")
+        add(case, "open_exact_s", v["open_exact_s"], "s")
         add(case, "first_use_s", v["first_use_s"], "s")
         add(case, "reembed_s", v["reembed_s"], "s")
         results.add_ratio(case, "reembed_over_open_ratio", v["reembed_s"], v["open_s"])
-        for kind in ("", "_hnsw"):
+        for kind in ("", "_exact"):
             add(case, f"v2_query{kind}_p50", v[f"v2_query{kind}_p50"] * 1e3, "ms")
             add(case, f"v2_query{kind}_p99", v[f"v2_query{kind}_p99"] * 1e3, "ms")
+        results.add_ratio(case, "exact_over_v2_query_ratio", v["v2_query_exact_p50"],
+                          v["v2_query_p50"])  # fmt: skip
         add(case, "v2_queries", n_q, "queries")
         add(case, "brute_query_p50", v["brute_query_p50"] * 1e3, "ms")
         add(case, "brute_queries", args.naive_queries or 5, "queries")
         results.add_ratio(case, "brute_over_v2_query_ratio", v["brute_query_p50"],
                           v["v2_query_p50"])  # fmt: skip
-        results.add_ratio(case, "brute_over_v2_query_hnsw_ratio", v["brute_query_p50"],
-                          v["v2_query_hnsw_p50"])  # fmt: skip
+        add(case, "rebuild_s", rb["rebuild_s"], "s")
+        add(case, "rebuild_peak_rss_mb", rb["rebuild_peak_rss_mb"], "MB")
+        add(case, "rebuild_base_rss_mb", rb["rebuild_base_rss_mb"], "MB")
+        if wh is not None:
+            add(case, "rebuild_whole_peak_rss_mb", wh["rebuild_peak_rss_mb"], "MB")
+            whole = max(1.0, wh["rebuild_peak_rss_mb"] - wh["rebuild_base_rss_mb"])
+            paged = max(1.0, rb["rebuild_peak_rss_mb"] - rb["rebuild_base_rss_mb"])
+            results.add_ratio(case, "whole_over_paged_rebuild_rss_ratio", whole, paged)
         add(case, "serve_peak_rss_mb", v["serve_peak_rss_mb"], "MB")
         add(case, "naive_peak_rss_mb", nv["naive_peak_rss_mb"], "MB")
+        add(case, "naive_rows_share", nv["naive_rows_share"], "fraction")
         results.add_ratio(case, "naive_over_serve_rss_ratio", nv["naive_peak_rss_mb"],
                           v["serve_peak_rss_mb"])  # fmt: skip

@@ -134,8 +134,8 @@ class DocumentKB(KBReader):
         self.default_mode: Mode = cfg.mode
         self.progress_min_files = cfg.progress_min_files
         kind = cfg.index_kind if index_kind is None else index_kind
-        if kind not in ("exact", "hnsw"):
-            raise InvalidInputError(f"index_kind must be 'exact' or 'hnsw', got {kind!r}")
+        if kind not in ("exact", "hnsw", "auto"):
+            raise InvalidInputError(f"index_kind must be 'exact', 'hnsw' or 'auto', got {kind!r}")
         self.store, self._owns_store = _open_store(db_path)
         try:
             emb = embedder if embedder is not None else cfg.embedder
@@ -145,7 +145,8 @@ class DocumentKB(KBReader):
                 self.store,
                 self.docs.vector_collection(self.embedder.id),
                 self.embedder,
-                kind="exact" if kind == "exact" else "hnsw",
+                kind=kind,  # type: ignore[arg-type]  # checked above
+                hnsw_above=cfg.hnsw_above,
             )
             self._view: SearchView | None = None
             self._embedded_version = -1

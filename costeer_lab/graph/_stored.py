@@ -40,8 +40,11 @@ class KnowledgeGraph:
         store: where nodes and edges live.
         embedder: embeds node contents (wrapped in a persistent cache by the collections).
         embedded_kinds: node kinds with a vector collection.
-        index_kinds: FAISS index kind (``"exact"`` or ``"hnsw"``) per node kind; default exact.
-        index_kw: further index arguments (``hnsw_m``, ``ef_search``, …) of the HNSW ones.
+        index_kinds: FAISS index kind (``"exact"``, ``"hnsw"`` or ``"auto"``: exact below
+            ``hnsw_above`` vectors, HNSW from there on) per node kind; default exact.
+        index_kw: further index arguments (``hnsw_m``, ``ef_search``, …) of the HNSW and auto
+            ones.
+        hnsw_above: the size from which an ``auto`` collection uses HNSW.
         load: read the graph from the store on first use of :attr:`G` (``False``: the caller
             calls :meth:`reload` itself when it is ready; ``G`` is empty until then).
         persist_indexes: keep each vector index in a file at the store's place for it
@@ -65,10 +68,11 @@ class KnowledgeGraph:
         *,
         index_kinds: Mapping[str, str] | None = None,
         index_kw: Mapping[str, Any] | None = None,
+        hnsw_above: int | None = None,
         load: bool = True,
         persist_indexes: bool = False,
     ) -> None:
-        from costeer_lab.index import VectorCollection
+        from costeer_lab.index import HNSW_ABOVE, VectorCollection
 
         self.store = store
         self._G: nx.Graph | None = None if load else nx.Graph()
@@ -78,14 +82,15 @@ class KnowledgeGraph:
         kinds = dict(index_kinds or {})
         self.collections: dict[str, VectorCollection] = {}
         for kind in embedded_kinds:
-            hnsw = kinds.get(kind) == "hnsw"
+            choice = kinds.get(kind, "exact")
             self.collections[kind] = VectorCollection(
                 store,
                 collection_name(kind),
                 embedder,
-                kind="hnsw" if hnsw else "exact",
+                kind=choice,  # type: ignore[arg-type]  # checked by the collection
+                hnsw_above=HNSW_ABOVE if hnsw_above is None else hnsw_above,
                 persist=persist_indexes,
-                **(dict(index_kw or {}) if hnsw else {}),
+                **(dict(index_kw or {}) if choice != "exact" else {}),
             )
 
     @property

@@ -4,6 +4,13 @@ The store's vector collection is the source of truth; the :class:`FaissIndex` is
 that is loaded from ``index_path`` when fresh and rebuilt from the store otherwise. Freshness is
 the collection's ``(version, etag)`` (:meth:`~costeer_lab.store.BaseStore.collection_state`),
 which every write replaces: a file is reused only for exactly the store state it was saved at.
+
+With ``kind="auto"`` the index is exact below ``hnsw_above`` vectors and HNSW from there on
+(:func:`~costeer_lab.index.effective_kind`): an open picks the kind by the store's vector count
+(so the same store state always gets the same kind, and its file of that kind), writes keep
+following the index they have, and the first :meth:`VectorCollection.sync`, search or
+:meth:`VectorCollection.checkpoint` after the count crossed the threshold rebuilds it once, in
+the other kind, from the store.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import numpy.typing as npt
 from costeer_lab.embed import BaseEmbedder, CachedEmbedder, check_same_space, text_sha256
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.index._faiss import FaissIndex, IndexKind
+from costeer_lab.index._kind import HNSW_ABOVE, IndexChoice, effective_kind
 from costeer_lab.index._location import index_file
 from costeer_lab.index._result import SearchResult
 from costeer_lab.index._validate import Filter, check_ids, normalize_rows
@@ -48,10 +56,14 @@ class VectorCollection:
         name: collection name.
         embedder: embeds texts; wrapped in :class:`~costeer_lab.embed.CachedEmbedder` (cache in
             ``store``) unless it is one already.
-        kind: ``"exact"`` or ``"hnsw"`` index.
-        index_path: where the index is persisted (:meth:`save`); loaded on open when fresh.
+        kind: ``"exact"``, ``"hnsw"`` or ``"auto"`` (exact below ``hnsw_above`` vectors, HNSW
+            from there on).
+        hnsw_above: the size from which ``auto`` uses HNSW.
+        index_path: where the index is persisted (:meth:`save`); loaded on open when fresh (one
+            path for either kind: the file's header names its kind).
         persist: with no ``index_path``, persist the index at the store's place for it
-            (beside a SQLite file; in the cache directory for PostgreSQL; nowhere in memory).
+            (beside a SQLite file; in the cache directory for PostgreSQL; nowhere in memory),
+            one file per kind.
         sync_on_search: check the store's collection state before every search.
         index_kw: further :class:`FaissIndex` arguments (``hnsw_m``, ``ef_search``, …).
 
@@ -74,7 +86,8 @@ class VectorCollection:
         name: str,
         embedder: BaseEmbedder,
         *,
-        kind: IndexKind = "exact",
+        kind: IndexChoice = "exact",
+        hnsw_above: int = HNSW_ABOVE,
         index_path: str | Path | None = None,
         persist: bool = False,
         sync_on_search: bool = True,
@@ -87,10 +100,12 @@ class VectorCollection:
         self.embedder: CachedEmbedder = (
             embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder, store)
         )
-        self.kind: IndexKind = kind
-        if index_path is None and persist:
-            index_path = index_file(store, name, kind)
-        self.index_path = None if index_path is None else Path(index_path)
+        effective_kind(kind, 0, hnsw_above)  # checks both
+        #: The kind asked for (``exact``, ``hnsw`` or ``auto``); :attr:`kind` is the held one.
+        self.kind_choice: IndexChoice = kind
+        self.hnsw_above = hnsw_above
+        self._path = None if index_path is None else Path(index_path)
+        self._persist = persist
         self.sync_on_search = sync_on_search
         self._index_kw = dict(index_kw)
         #: Collection state the file at ``index_path`` holds (``None``: unknown / none).
@@ -98,7 +113,7 @@ class VectorCollection:
         info = store.collection_info(name)
         if info is not None:
             check_same_space(info[0], info[1], self.embedder.id, self.embedder.dim)
-        self.index: FaissIndex = self._open_index(self.index_path)
+        self.index: FaissIndex = self._open_index()
         if self.index.origin == "loaded" or (self.index_path and self._may_save):
             self.saved_state = self.state
 
@@ -110,6 +125,26 @@ class VectorCollection:
 
     def __repr__(self) -> str:
         return f"<VectorCollection {self.name!r} {self.index!r}>"
+
+    @property
+    def kind(self) -> IndexKind:
+        """The kind of the index held now (``auto`` resolved)."""
+        return self.index.kind
+
+    @property
+    def index_path(self) -> Path | None:
+        """Where the index of the held kind is persisted (``None``: nowhere)."""
+        return self.path_for(self.index.kind)
+
+    def path_for(self, kind: IndexKind) -> Path | None:
+        """Where an index of ``kind`` is persisted (``None``: nowhere)."""
+        if self._path is not None or not self._persist:
+            return self._path
+        return index_file(self.store, self.name, kind)
+
+    def wanted_kind(self, n: int) -> IndexKind:
+        """The kind a collection of ``n`` vectors gets (:func:`effective_kind`)."""
+        return effective_kind(self.kind_choice, n, self.hnsw_above)
 
     # -- writes ------------------------------------------------------------------------------
     def upsert_texts(self, ids: Sequence[str], texts: Sequence[str]) -> None:
@@ -188,6 +223,7 @@ class VectorCollection:
         """One :class:`SearchResult` per text (embedded in one cached call)."""
         queries = self.embedder.embed(texts)
         self.sync(only_if_enabled=True)
+        self._settle_kind()
         return self.index.search_batch(queries, k, filter=filter, embedder_id=self.embedder.id)
 
     def search_vector(
@@ -195,6 +231,7 @@ class VectorCollection:
     ) -> SearchResult:
         """The ``k`` ids most similar to a query vector of this collection's embedder."""
         self.sync(only_if_enabled=True)
+        self._settle_kind()
         return self.index.search(vector, k, filter=filter, embedder_id=self.embedder.id)
 
     # -- index lifecycle ---------------------------------------------------------------------
@@ -205,7 +242,8 @@ class VectorCollection:
         return None if version is None or etag is None else (version, etag)
 
     def sync(self, *, only_if_enabled: bool = False) -> bool:
-        """Rebuild the index if the store's collection changed since; returns True if rebuilt.
+        """Rebuild the index if the store's collection changed since, or (``auto``) if its size
+        now calls for the other kind; returns True if rebuilt.
 
         A persisted file that matches the store's new state (another process saved it) is
         loaded instead of rebuilding; a rebuilt index is saved by the next :meth:`checkpoint`.
@@ -213,10 +251,19 @@ class VectorCollection:
         if only_if_enabled and not self.sync_on_search:
             return False
         if self.store.collection_state(self.name) == self.state:
+            return self._settle_kind()
+        self._reopen()
+        return True
+
+    def _reopen(self) -> None:
+        self.index = self._open_index(save=False)
+        self.saved_state = self.state if self.index.origin == "loaded" else None
+
+    def _settle_kind(self) -> bool:
+        """Rebuild the index once in the kind its size calls for (``auto``); True if it did."""
+        if self.wanted_kind(len(self.index)) == self.index.kind:
             return False
-        self.index = self._open_index(self.index_path, save=False)
-        if self.index.origin == "loaded":
-            self.saved_state = self.state
+        self._reopen()
         return True
 
     def save(self, path: str | Path | None = None) -> Path | None:
@@ -234,7 +281,11 @@ class VectorCollection:
         sees the old file or the new one. Nothing happens without ``index_path``, on a
         read-only store, or when the in-memory index lags behind the store (the next open
         rebuilds then)."""
-        if self.index_path is None or not self._may_save or self.state == self.saved_state:
+        if self.index_path is None or not self._may_save:
+            return False
+        if self.store.collection_state(self.name) == self.state:
+            self._settle_kind()  # saved in the kind its size calls for
+        if self.state == self.saved_state:
             return False
         if self.store.collection_state(self.name) != self.state:
             return False  # another writer moved on: this index is not the store's state
@@ -251,12 +302,16 @@ class VectorCollection:
     def _may_save(self) -> bool:
         return not getattr(self.store, "read_only", False)
 
-    def _open_index(self, path: Path | None, *, save: bool = True) -> FaissIndex:
+    def _open_index(self, *, save: bool = True, persisted: bool = True) -> FaissIndex:
+        """The index of the store's collection, in the kind its vector count calls for: the
+        persisted file of that kind when fresh (and ``persisted``), else rebuilt."""
+        n = 0 if self.kind_choice != "auto" else self.store.count_vectors(self.name)
+        kind = self.wanted_kind(n)
         return FaissIndex.from_store(
             self.store,
             self.name,
-            path=path,
-            kind=self.kind,
+            path=self.path_for(kind) if persisted else None,
+            kind=kind,
             save=save and self._may_save,
             dim=self.embedder.dim,
             embedder_id=self.embedder.id,
@@ -271,4 +326,4 @@ class VectorCollection:
             apply()
             self.index.source_version, self.index.source_etag = after
         else:
-            self.index = self._open_index(None)
+            self.index = self._open_index(persisted=False)

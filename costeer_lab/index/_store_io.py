@@ -135,12 +135,13 @@ def index_from_store(
 
     Fresh means: readable and uncorrupted, same kind, same collection name and state (version
     and etag) as ``store.collection_state(collection)``, same ``(embedder_id, dim)`` as
-    ``store.collection_info(collection)``, and the same HNSW build parameters when given in
-    ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
-    ``store.load_vectors(collection)``. The result's ``origin`` is ``"loaded"``, ``"rebuilt"`` or
-    ``"empty"`` (the collection holds no vectors; an empty index is built). A file that exists
-    but cannot be trusted (corrupt, truncated, not an index) is never used: the rebuilt index's
-    ``load_error`` names the defect, which is also logged as a warning.
+    ``store.collection_info(collection)``, and (an HNSW file) the same graph parameters when
+    given in ``kw``. Anything else (missing, stale, corrupt, wrong kind) rebuilds from
+    ``store.iter_vectors(collection)``, a page at a time. The result's ``origin`` is
+    ``"loaded"``, ``"rebuilt"`` or ``"empty"`` (the collection holds no vectors; an empty index
+    is built). A file that exists but cannot be trusted (corrupt, truncated, not an index) is
+    never used: the rebuilt index's ``load_error`` names the defect, which is also logged as a
+    warning.
 
     Args:
         kw: :class:`FaissIndex` arguments (``dim``, ``embedder_id``, ``hnsw_m``, …). ``dim`` is
@@ -201,7 +202,8 @@ def _is_fresh(
             return False
     elif (index.embedder_id, index.dim) != info:
         return False
-    if any(kw.get(p) is not None and kw[p] != getattr(index, p) for p in _PARAMS[:2]):
+    graph_params = _PARAMS[:2] if index.kind == "hnsw" else ()  # an exact index has no graph
+    if any(kw.get(p) is not None and kw[p] != getattr(index, p) for p in graph_params):
         return False
     if kw.get("ef_search") is not None:
         index.ef_search = kw["ef_search"]
@@ -216,17 +218,22 @@ def _rebuild(
     kind: IndexKind,
     kw: dict[str, Any],
 ) -> FaissIndex:
-    ids, matrix, embedder_id = store.load_vectors(collection)
+    """Build the index from the store a page of rows at a time (never the whole collection
+    decoded besides the index), in the store's order: the same rows give the same index."""
     args = dict(kw)
-    if ids:
-        args["dim"], args["embedder_id"] = int(matrix.shape[1]), embedder_id
-    elif args.get("dim") is None:
-        raise InvalidInputError(
-            f"collection {collection!r} is empty; pass dim= to build an empty index"
-        )
-    index = cls(kind=kind, **args)
-    if ids:
-        index.add(ids, matrix)
+    index: FaissIndex | None = None
+    for ids, matrix, embedder_id in store.iter_vectors(collection):
+        if index is None:
+            args["dim"], args["embedder_id"] = int(matrix.shape[1]), embedder_id
+            index = cls(kind=kind, **args)
+        index.upsert(ids, matrix)  # an id a concurrent write moved between pages: kept once
+        del matrix
+    if index is None:
+        if args.get("dim") is None:
+            raise InvalidInputError(
+                f"collection {collection!r} is empty; pass dim= to build an empty index"
+            )
+        index = cls(kind=kind, **args)
     index.source_collection, index.source_version = collection, version
-    index.origin = "rebuilt" if ids else "empty"
+    index.origin = "rebuilt" if len(index) else "empty"
     return index

@@ -124,7 +124,7 @@ def open_kb(
     emb = _embedder(get_settings().embedder if embedder is None else embedder)
     kb: KnowledgeBaseV1 | KnowledgeBaseV2
     if version == "v1":
-        kb = KnowledgeBaseV1(st, emb, index_kind=s.index_kind)
+        kb = KnowledgeBaseV1(st, emb, index_kind=s.index_kind, hnsw_above=s.hnsw_above)
         kb.owns_store = owns
         return kb
     kb = KnowledgeBaseV2(
@@ -132,6 +132,7 @@ def open_kb(
         emb,
         extractor=extractor or make_extractor(s),
         index_kind=s.index_kind,
+        hnsw_above=s.hnsw_above,
         index_kw={
             "hnsw_m": s.hnsw_m,
             "ef_construction": s.hnsw_ef_construction,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from costeer_lab.embed import BaseEmbedder
-from costeer_lab.index import VectorCollection
+from costeer_lab.index import HNSW_ABOVE, VectorCollection
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, SELF_EARNED
 from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
 from costeer_lab.store import BaseStore
@@ -23,6 +23,8 @@ class KnowledgeBaseV1:
 
     Attempts are ``kb1_attempt`` records; successful task descriptions are embedded into one
     vector collection (ids are task ids). Everything is rebuilt from the store on open.
+    ``index_kind`` (``exact``, ``hnsw`` or ``auto``) and ``hnsw_above`` choose that collection's
+    index (:class:`~costeer_lab.index.VectorCollection`).
 
     Example:
         >>> from costeer_lab.embed import get_embedder
@@ -48,10 +50,21 @@ class KnowledgeBaseV1:
             [(k, v) for k, v in stats.items() if v],
         )
 
-    def __init__(self, store: BaseStore, embedder: BaseEmbedder, *, index_kind: str = "exact"):
+    def __init__(
+        self,
+        store: BaseStore,
+        embedder: BaseEmbedder,
+        *,
+        index_kind: str = "exact",
+        hnsw_above: int = HNSW_ABOVE,
+    ):
         self.store = store
         self.collection = VectorCollection(
-            store, KB1_COLLECTION, embedder, kind="hnsw" if index_kind == "hnsw" else "exact"
+            store,
+            KB1_COLLECTION,
+            embedder,
+            kind=index_kind,  # type: ignore[arg-type]  # exact / hnsw / auto, checked there
+            hnsw_above=hnsw_above,
         )
         self.reload()
 

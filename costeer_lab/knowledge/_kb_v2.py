@@ -68,9 +68,12 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         store: the store holding the graph.
         embedder: embeds task descriptions, components and error fingerprints.
         extractor: component extractor (default :class:`BuiltinComponentExtractor`).
-        index_kind: FAISS index of the task-description collection (``exact`` or ``hnsw``;
-            the component and error collections, which stay small, are always exact).
-        index_kw: HNSW parameters (``hnsw_m``, ``ef_construction``, ``ef_search``).
+        index_kind: FAISS index of the task-description collection: ``auto`` (exact below
+            ``hnsw_above`` task descriptions, HNSW from there on), ``exact`` or ``hnsw`` (the
+            component and error collections, which stay small, are always exact).
+        index_kw: HNSW parameters (``hnsw_m``, ``ef_construction``, ``ef_search``; default
+            those of :class:`~costeer_lab.settings.RAGSettings`).
+        hnsw_above: the size from which ``auto`` uses HNSW (default that of ``RAGSettings``).
         persist_indexes: keep the vector indexes in files at the store's place for them (beside
             a SQLite file, in the cache directory for PostgreSQL; see
             :func:`~costeer_lab.index._location.index_file`), reused on open when they match the
@@ -112,10 +115,20 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         embedder: BaseEmbedder,
         *,
         extractor: ComponentExtractor | None = None,
-        index_kind: str = "exact",
+        index_kind: str = "auto",
         index_kw: Mapping[str, Any] | None = None,
+        hnsw_above: int | None = None,
         persist_indexes: bool = True,
     ) -> None:
+        from costeer_lab.settings import RAGSettings
+
+        rag = RAGSettings()
+        if index_kw is None:
+            index_kw = {
+                "hnsw_m": rag.hnsw_m,
+                "ef_construction": rag.hnsw_ef_construction,
+                "ef_search": rag.hnsw_ef_search,
+            }
         self.store = store
         self.extractor: ComponentExtractor = extractor or BuiltinComponentExtractor()
         self.graph = KnowledgeGraph(
@@ -124,6 +137,7 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             (TASK_DESCRIPTION, COMPONENT, ERROR),
             index_kinds={TASK_DESCRIPTION: index_kind},
             index_kw=index_kw,
+            hnsw_above=rag.hnsw_above if hnsw_above is None else hnsw_above,
             persist_indexes=persist_indexes,
         )
         self._components: dict[str, tuple[str, ...]] = {}

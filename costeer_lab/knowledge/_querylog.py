@@ -18,7 +18,10 @@ class QueryLogger:
     """Collects the rows of one ``query()`` call and writes them in one transaction.
 
     Each row (record key ``run|attempt|task|kind``) holds ``run_id``, ``task_id``, ``attempt``,
-    ``query_kind``, ``strategy``, ``ids`` and ``scores`` (same order) and ``ts``.
+    ``query_kind``, ``strategy``, ``ids`` and ``scores`` (same order) and ``ts``, and with
+    ``index`` given, ``index``: the kind of vector index the query searched (``exact`` /
+    ``hnsw``: with ``index_kind="auto"`` it changes as the knowledge base grows, and an HNSW
+    answer is approximate).
 
     Example:
         >>> from costeer_lab.store import get_store
@@ -29,13 +32,21 @@ class QueryLogger:
     """
 
     def __init__(
-        self, store: BaseStore, run_id: str, attempt: int, strategy: str, *, enabled: bool = True
+        self,
+        store: BaseStore,
+        run_id: str,
+        attempt: int,
+        strategy: str,
+        *,
+        enabled: bool = True,
+        index: str | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.attempt = attempt
         self.strategy = strategy
         self.enabled = enabled
+        self.index = index
         self.rows: list[tuple[str, dict[str, Any]]] = []
 
     def add(self, task_id: str, kind: str, hits: Sequence[tuple[str, float]]) -> None:
@@ -43,21 +54,19 @@ class QueryLogger:
         if not self.enabled:
             return
         key = f"{self.run_id}|{self.attempt}|{task_id}|{kind}"
-        self.rows.append(
-            (
-                key,
-                {
-                    "run_id": self.run_id,
-                    "task_id": task_id,
-                    "attempt": self.attempt,
-                    "query_kind": kind,
-                    "strategy": self.strategy,
-                    "ids": [h[0] for h in hits],
-                    "scores": [float(h[1]) for h in hits],
-                    "ts": time.time(),
-                },
-            )
-        )
+        row: dict[str, Any] = {
+            "run_id": self.run_id,
+            "task_id": task_id,
+            "attempt": self.attempt,
+            "query_kind": kind,
+            "strategy": self.strategy,
+            "ids": [h[0] for h in hits],
+            "scores": [float(h[1]) for h in hits],
+            "ts": time.time(),
+        }
+        if self.index is not None:
+            row["index"] = self.index
+        self.rows.append((key, row))
 
     def flush(self) -> None:
         """Write the collected rows (one transaction)."""

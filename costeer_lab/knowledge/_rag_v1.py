@@ -88,7 +88,15 @@ class RAGStrategyV1:
         """
         s = self.settings
         stream = stream or self.stream_id or run_id
-        log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
+        kb.collection.sync()  # the index kind logged is the one searched
+        log = QueryLogger(
+            kb.store,
+            run_id,
+            attempt,
+            self.name,
+            enabled=s.log_queries,
+            index=kb.collection.kind,
+        )
         solved: dict[str, Knowledge] = {}
         failed: set[str] = set()
         former: dict[str, tuple[Knowledge, ...]] = {}

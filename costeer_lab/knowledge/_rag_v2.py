@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab.graph import COMPONENT, node_id
+from costeer_lab.graph import COMPONENT, TASK_DESCRIPTION, node_id
 from costeer_lab.index import SearchResult
 from costeer_lab.knowledge._attempts import as_triples, deteriorated
 from costeer_lab.knowledge._error_query import error_fix_candidates
@@ -142,7 +142,14 @@ class RAGStrategyV2:
         s = self.settings
         stream = stream or self.stream_id or run_id
         kb.sync_indexes()
-        log = QueryLogger(kb.store, run_id, attempt, self.name, enabled=s.log_queries)
+        log = QueryLogger(
+            kb.store,
+            run_id,
+            attempt,
+            self.name,
+            enabled=s.log_queries,
+            index=kb.graph.collections[TASK_DESCRIPTION].kind,
+        )
         solved: dict[str, tuple[str, str]] = {}
         failed: set[str] = set()
         plans: dict[str, _Plan] = {}

@@ -129,10 +129,9 @@ class MemoryVectors:
 
     # -- the FAISS view ----------------------------------------------------------------------
     def _kind_for(self, n: int) -> str:
-        kind = self.settings.index_kind
-        if kind == "auto":
-            return "hnsw" if n >= self.settings.hnsw_above else "exact"
-        return kind
+        from costeer_lab.index import effective_kind
+
+        return effective_kind(self.settings.index_kind, n, self.settings.hnsw_above)
 
     def sync(self) -> FaissIndex:
         """The FAISS index, built or caught up with the store's collection when stale."""

@@ -86,7 +86,7 @@ from costeer_lab.settings._env import (
     unknown_env_names,
 )
 from costeer_lab.settings._evaluator import EvaluatorSettings
-from costeer_lab.settings._index import IndexSettings
+from costeer_lab.settings._index import HNSW_ABOVE, IndexSettings
 from costeer_lab.settings._llm import LLMSettings
 from costeer_lab.settings._memory import MemorySettings
 from costeer_lab.settings._minilm import MiniLMSettings
@@ -96,6 +96,7 @@ from costeer_lab.settings._sandbox import SandboxSettings
 
 __all__ = [
     "ENV_PREFIX",
+    "HNSW_ABOVE",
     "OTHER_ENV_NAMES",
     "OTHER_ENV_PREFIXES",
     "ContextSettings",

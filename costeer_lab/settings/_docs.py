@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from costeer_lab.settings._index import HNSW_ABOVE
+
 __all__ = ["DocsSettings", "default_data_dir"]
 
 
@@ -36,7 +38,9 @@ class DocsSettings(BaseModel):
         embedder: embedder of new collections (``hashing``, ``minilm``, ``openai:<model>``).
         chunk_size: the size cap of a chunk in characters (its heading line not counted).
         chunk_overlap: characters repeated from the end of a piece at the start of the next.
-        index_kind: FAISS index of the chunk vectors, ``exact`` or ``hnsw``.
+        index_kind: FAISS index of the chunk vectors: ``auto`` (exact below ``hnsw_above``
+            chunks, HNSW from there on), ``exact`` or ``hnsw``.
+        hnsw_above: the size from which ``auto`` uses HNSW.
         mode: retrieval mode when none is given: ``vector``, ``keyword`` or ``hybrid``.
         fusion: how hybrid retrieval combines its rankings: ``score`` (default; a weighted
             mean of calibrated similarities, so an unrelated query scores low) or ``rrf``
@@ -76,7 +80,8 @@ class DocsSettings(BaseModel):
     embedder: str = "hashing"
     chunk_size: int = Field(default=1500, ge=50)
     chunk_overlap: int = Field(default=150, ge=0)
-    index_kind: Literal["exact", "hnsw"] = "exact"
+    index_kind: Literal["exact", "hnsw", "auto"] = "auto"
+    hnsw_above: int = Field(default=HNSW_ABOVE, ge=1)
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
     fusion: Literal["score", "rrf"] = "score"
     vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from costeer_lab.settings._index import HNSW_ABOVE
+
 __all__ = ["RAGSettings"]
 
 
@@ -42,9 +44,17 @@ class RAGSettings(BaseModel):
         sampler_temperature: softmax temperature of the ``weighted`` sampler.
         sampler_keep_probability: ``p`` of the ``keep`` sampler.
         seed: seed of the sampler; each draw is seeded by (seed, run, task, attempt, query).
-        index_kind: FAISS index of the task-description collection, ``exact`` or ``hnsw``
-            (``hnsw`` keeps queries fast beyond ~50k tasks; it is slower to build).
-        hnsw_m / hnsw_ef_construction / hnsw_ef_search: HNSW graph parameters.
+        index_kind: FAISS index of the task-description collection: ``auto`` (exact below
+            ``hnsw_above`` task descriptions, HNSW from there on: the same store always gets
+            the same kind), ``exact`` or ``hnsw``.
+        hnsw_above: the size from which ``auto`` uses HNSW. The default is measured on the
+            benchmark's task descriptions (``python -m benchmarks.index_auto``): from 10k on
+            HNSW answers faster than the exact scan, with recall@64 >= 0.99 against it.
+        hnsw_m / hnsw_ef_construction / hnsw_ef_search: HNSW graph parameters (defaults: the
+            smallest measured with recall@64 >= 0.99 up to 100k task descriptions; M=16,
+            efConstruction=40 reach only 0.98 at 100k even with efSearch=256). Beyond ~150k
+            task descriptions efSearch 128 falls under 0.99 (0.989 at 200k; 256: 0.998), and
+            ``hnsw_ef_search`` is a per-search setting: raising it needs no rebuild.
         component_extractor: ``builtin`` (deterministic) or ``llm`` (through ``openai``).
         llm_model: model of the LLM component extractor.
         log_queries: write a ``query_log`` record per query.
@@ -77,10 +87,11 @@ class RAGSettings(BaseModel):
     sampler_temperature: float = Field(default=1.0, gt=0.0)
     sampler_keep_probability: float = Field(default=0.5, ge=0.0, le=1.0)
     seed: int = 0
-    index_kind: Literal["exact", "hnsw"] = "exact"
-    hnsw_m: int = Field(default=16, ge=4)
-    hnsw_ef_construction: int = Field(default=40, ge=8)
-    hnsw_ef_search: int = Field(default=64, ge=8)
+    index_kind: Literal["exact", "hnsw", "auto"] = "auto"
+    hnsw_above: int = Field(default=HNSW_ABOVE, ge=1)
+    hnsw_m: int = Field(default=32, ge=4)
+    hnsw_ef_construction: int = Field(default=80, ge=8)
+    hnsw_ef_search: int = Field(default=128, ge=8)
     component_extractor: Literal["builtin", "llm"] = "builtin"
     llm_model: str = "gpt-4o-mini"
     log_queries: bool = True

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Self
 
+from costeer_lab.errors import InvalidInputError
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord, Snapshot, StoreDiff
 
 if TYPE_CHECKING:
@@ -20,7 +21,14 @@ if TYPE_CHECKING:
 
     from costeer_lab.errors import StoreError
 
-__all__ = ["BaseStore"]
+__all__ = ["VECTOR_PAGE", "BaseStore"]
+
+#: Rows per page of :meth:`BaseStore.iter_vectors`: an index rebuild holds one page of rows
+#: (a few copies of 6 MB for 384-d float32) besides the index. Measured on a 100k x 384
+#: collection, the peak RSS growth of an exact rebuild is 272 MB with 4k-row pages, 313 MB
+#: with 8k, 464 MB with 20k and 576 MB with 50k (617 MB loading it whole; the index itself holds
+#: 154 MB, and faiss briefly holds its storage twice while growing it), at the same speed.
+VECTOR_PAGE = 4096
 
 JSONScalar = str | int | float | bool | None
 
@@ -222,6 +230,46 @@ class BaseStore(abc.ABC):
         self, collection: str
     ) -> tuple[list[str], npt.NDArray[np.float32], str | None]:
         """``(ids, matrix (n, d), embedder_id)`` of a collection; ``(…, None)`` when empty."""
+
+    def iter_vectors(
+        self, collection: str, page: int = VECTOR_PAGE
+    ) -> Iterator[tuple[list[str], npt.NDArray[np.float32], str]]:
+        """:meth:`load_vectors` a page of at most ``page`` rows at a time, in the same order
+        (``(ids, matrix, embedder_id)`` per page; nothing for an empty collection), so a caller
+        that consumes each page (an index rebuild) never holds the whole collection twice.
+
+        Each page is its own read: a write between two pages may show through (a rebuild
+        labels its index with the collection state read *before* the first page, so such an
+        index is found stale at its next check). This default slices :meth:`load_vectors`; the
+        backends read one page per query.
+
+        Example:
+            >>> import numpy as np
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_vectors("c", "e@1:2", ["a", "b", "c"], np.ones((3, 2), dtype=np.float32))
+            >>> [ids for ids, _, _ in s.iter_vectors("c", page=2)]
+            [['a', 'b'], ['c']]
+        """
+        if page < 1:
+            raise InvalidInputError(f"page must be a positive int, got {page!r}")
+        ids, matrix, embedder_id = self.load_vectors(collection)
+        for lo in range(0, len(ids), page):
+            yield ids[lo : lo + page], matrix[lo : lo + page], str(embedder_id)
+
+    def count_vectors(self, collection: str) -> int:
+        """Number of vectors in a collection (0 when empty or missing); one cheap read on the
+        backends (this default loads the collection).
+
+        Example:
+            >>> import numpy as np
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_vectors("c", "e@1:2", ["a", "b"], np.ones((2, 2), dtype=np.float32))
+            >>> s.count_vectors("c"), s.count_vectors("nothing")
+            (2, 0)
+        """
+        return len(self.load_vectors(collection)[0])
 
     @abc.abstractmethod
     def collection_version(self, collection: str) -> int:

@@ -373,6 +373,11 @@ class RelationalMixin(BaseStore):
         )
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
+    def count_vectors(self, collection: str) -> int:
+        check_str(collection, "collection")
+        sql = f"SELECT count(*) FROM vectors WHERE collection = {self._p}"
+        return int(self._rows(sql, (collection,))[0][0])
+
     # -- JSON records --------------------------------------------------------------------------
     def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
         check_str(kind, "record kind")

@@ -9,12 +9,13 @@ JSON ``true`` (not ``1``), ``None`` only an explicit JSON ``null`` (not a missin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costeer_lab.store._base import JSONScalar
+from costeer_lab.errors import InvalidInputError
+from costeer_lab.store._base import VECTOR_PAGE, JSONScalar
 from costeer_lab.store._codec import (
     check_str,
     check_where,
@@ -72,6 +73,26 @@ class SQLiteDataMixin(SQLiteBase):
         self, kind: str, where: Mapping[str, JSONScalar] | None
     ) -> tuple[str, tuple[Any, ...]]:
         return _where_sql(kind, where)
+
+    def iter_vectors(
+        self, collection: str, page: int = VECTOR_PAGE
+    ) -> Iterator[tuple[list[str], npt.NDArray[np.float32], str]]:
+        check_str(collection, "collection")
+        if page < 1:
+            raise InvalidInputError(f"page must be a positive int, got {page!r}")
+        last = -(2**63)
+        while True:  # one query per page: no read cursor stays open between yields
+            rows = self._rows(
+                "SELECT seq, item_id, embedder_id, dim, vector FROM vectors "
+                "WHERE collection = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (collection, last, page),
+            )
+            if rows:
+                matrix = decode_matrix([r[4] for r in rows], int(rows[0][3]))
+                yield [r[1] for r in rows], matrix, str(rows[0][2])
+            if len(rows) < page:
+                return
+            last = rows[-1][0]
 
 
 def _where_sql(kind: str, where: Mapping[str, Any] | None) -> tuple[str, tuple[Any, ...]]:

@@ -63,6 +63,24 @@ class DataStoreTests:
         matrix[:] = 0  # a fresh copy
         assert store.load_vectors("kb")[1].tobytes() == vecs.tobytes()
 
+    def test_vectors_in_pages_equal_the_whole_collection(self, store: BaseStore) -> None:
+        vecs = _awkward_floats(7, 8, seed=2)
+        store.put_vectors("kb", "hashing@1:8", [f"v{i}" for i in range(7)], vecs)
+        store.put_vectors("kb", "hashing@1:8", ["v2"], vecs[:1])  # replaced in its place
+        store.delete_vectors("kb", ["v4"])
+        store.put_vectors("other", "hashing@1:8", ["x"], vecs[:1])
+        ids, matrix, embedder = store.load_vectors("kb")
+        pages = list(store.iter_vectors("kb", page=2))
+        assert [len(p[0]) for p in pages] == [2, 2, 2]
+        assert [i for p in pages for i in p[0]] == ids
+        assert np.concatenate([p[1] for p in pages]).tobytes() == matrix.tobytes()
+        assert {p[2] for p in pages} == {embedder}
+        assert [i for p in store.iter_vectors("kb", page=6) for i in p[0]] == ids  # one page
+        assert list(store.iter_vectors("nothing")) == []
+        assert store.count_vectors("kb") == 6 and store.count_vectors("nothing") == 0
+        with pytest.raises(InvalidInputError, match="page must be a positive int, got 0"):
+            list(store.iter_vectors("kb", page=0))
+
     def test_empty_collection(self, store: BaseStore) -> None:
         ids, matrix, embedder = store.load_vectors("nothing")
         assert ids == [] and matrix.shape[0] == 0 and embedder is None

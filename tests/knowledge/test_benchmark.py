@@ -35,12 +35,16 @@ def test_knowledge_scale_tiny_run(tmp_path: Path) -> None:
     rows = {r["metric"]: r for r in json.loads(out.read_text())["results"]}
     assert {r["case"] for r in rows.values()} == {"scale n=200"}
     assert rows["tasks"]["value"] == 200 and 300 <= rows["attempts"]["value"] <= 500
-    for name in ("insert_items_per_s", "v2_query_p50", "v2_query_hnsw_p99", "open_s",
-                 "first_use_s", "record_ms_p50", "serve_peak_rss_mb",
+    for name in ("insert_items_per_s", "v2_query_p50", "v2_query_exact_p99", "open_s",
+                 "open_exact_s", "close_s", "first_use_s", "record_ms_p50",
+                 "serve_peak_rss_mb", "rebuild_peak_rss_mb", "rebuild_whole_peak_rss_mb",
                  "store_bytes_per_task"):  # fmt: skip
         assert rows[name]["value"] > 0
+    assert rows["index_hnsw"]["value"] == 0  # 200 tasks: below the auto threshold
+    assert rows["naive_rows_share"]["value"] == 1
     for ratio in ("insert_bulk_over_single_ratio", "record_empty_over_full_ratio",
                   "reembed_over_open_ratio", "brute_over_v2_query_ratio",
+                  "exact_over_v2_query_ratio", "whole_over_paged_rebuild_rss_ratio",
                   "naive_over_serve_rss_ratio"):  # fmt: skip
         assert rows[ratio]["unit"] == "x" and rows[ratio]["value"] > 0
 

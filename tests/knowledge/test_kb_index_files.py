@@ -4,8 +4,8 @@ Reopening loads a file that matches the store's collection state (no vector is r
 store, the file is not rewritten); a write by another process or connection makes it stale and
 the next open rebuilds it from the store (the new item is found) and saves it again; a corrupt
 file is rejected with a message naming the defect and rebuilt, never trusted. The store is real
-(a SQLite file, a PostgreSQL server); a subclass only counts its ``load_vectors`` calls, which
-is what a rebuild reads.
+(a SQLite file, a PostgreSQL server); a subclass only counts its ``iter_vectors`` calls, the
+paged read that is what a rebuild reads.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from costeer_lab.index._location import index_dir
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.records import Task
 from costeer_lab.store import BaseStore, PostgresStore, SQLiteStore
+from costeer_lab.store._base import VECTOR_PAGE
 
 from ._kb_helpers import code, crash, factor, ok, seed
 
@@ -39,9 +40,9 @@ class CountingSQLite(SQLiteStore):
 
     loads: Counter[str]
 
-    def load_vectors(self, collection: str) -> Any:
+    def iter_vectors(self, collection: str, page: int = VECTOR_PAGE) -> Any:
         self.loads[collection] += 1
-        return super().load_vectors(collection)
+        return super().iter_vectors(collection, page)
 
 
 class CountingPostgres(PostgresStore):
@@ -49,9 +50,9 @@ class CountingPostgres(PostgresStore):
 
     loads: Counter[str]
 
-    def load_vectors(self, collection: str) -> Any:
+    def iter_vectors(self, collection: str, page: int = VECTOR_PAGE) -> Any:
         self.loads[collection] += 1
-        return super().load_vectors(collection)
+        return super().iter_vectors(collection, page)
 
 
 def counting(path_or_url: str | Path) -> Any:

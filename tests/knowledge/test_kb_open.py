@@ -18,7 +18,7 @@ import networkx as nx
 from costeer_lab.embed import get_embedder
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.store import EdgeRecord, NodeRecord, SQLiteStore
-from costeer_lab.store._base import JSONScalar
+from costeer_lab.store._base import VECTOR_PAGE, JSONScalar
 from costeer_lab.store._types import JSONValue
 
 from ._kb_helpers import code, crash, factor, ok, seed, wrong
@@ -54,6 +54,10 @@ class CountingStore(SQLiteStore):
     def load_vectors(self, collection: str) -> tuple[list[str], Any, str | None]:
         self.calls["load_vectors"] += 1
         return super().load_vectors(collection)
+
+    def iter_vectors(self, collection: str, page: int = VECTOR_PAGE) -> Any:
+        self.calls["iter_vectors"] += 1
+        return super().iter_vectors(collection, page)
 
 
 def counting(path: Path) -> CountingStore:
