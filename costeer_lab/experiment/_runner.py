@@ -245,13 +245,17 @@ def _open_knowledge(
         return None
     from costeer_lab.knowledge import make_rag_strategy, open_kb
 
+    # the KB gets the arm's settings too: rag_options such as index_kind, hnsw_* or extractor
+    # act on the knowledge base, not on the strategy
     if arm.rag == "v1":
         rag1 = make_rag_strategy("v1", seed=seed, **arm.rag_options)
         rag1.stream_id = stream_id(seed, stage)
-        return _ArmKnowledge(open_kb(store, "v1", spec.embedder), rag1, rag1.query_kinds)
+        kb1 = open_kb(store, "v1", spec.embedder, settings=rag1.settings)
+        return _ArmKnowledge(kb1, rag1, rag1.query_kinds)
     rag2 = make_rag_strategy("v2", seed=seed, **arm.rag_options)
     rag2.stream_id = stream_id(seed, stage)
-    return _ArmKnowledge(open_kb(store, "v2", spec.embedder), rag2, rag2.query_kinds)
+    kb2 = open_kb(store, "v2", spec.embedder, settings=rag2.settings)
+    return _ArmKnowledge(kb2, rag2, rag2.query_kinds)
 
 
 def seeded_meta_key(rag: str, seed_tasks: Sequence[Task], *, shared: bool) -> str:

@@ -58,3 +58,29 @@ def test_stages_are_validated() -> None:
         load_spec(_spec({"name": "a"}, stages=[{"name": "s"}, {"name": "s"}]))
     with pytest.raises(ConfigurationError, match="not a regular expression"):
         load_spec(_spec({"name": "a"}, tasks={"match": "(unclosed"}))
+
+
+def test_options_of_the_knowledge_base_reach_the_arms_knowledge_base(tmp_path: Any) -> None:
+    """``index_kind`` / ``hnsw_above`` act on the KB an arm opens, not only on its strategy."""
+    from costeer_lab.experiment._runner import _open_knowledge
+    from costeer_lab.graph import TASK_DESCRIPTION
+    from costeer_lab.store import SQLiteStore
+
+    spec = load_spec(
+        _spec(
+            {"name": "plain", "rag": "v2"},
+            {"name": "hnsw", "rag": "v2", "rag_options": {"index_kind": "hnsw"}},
+            {"name": "v1_hnsw", "rag": "v1", "rag_options": {"index_kind": "hnsw"}},
+        )
+    )
+    kinds = {}
+    for arm in spec.arms:
+        store = SQLiteStore(str(tmp_path / f"{arm.name}.db"))
+        opened = _open_knowledge(spec, arm, 0, store)
+        assert opened is not None
+        kb = opened.kb
+        graph = getattr(kb, "graph", None)
+        coll = graph.collections[TASK_DESCRIPTION] if graph is not None else kb.collection
+        kinds[arm.name] = coll.kind
+        store.close()
+    assert kinds == {"plain": "exact", "hnsw": "hnsw", "v1_hnsw": "hnsw"}
