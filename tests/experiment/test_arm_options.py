@@ -64,6 +64,7 @@ def test_options_of_the_knowledge_base_reach_the_arms_knowledge_base(tmp_path: A
     """``index_kind`` / ``hnsw_above`` act on the KB an arm opens, not only on its strategy."""
     from costeer_lab.experiment._runner import _open_knowledge
     from costeer_lab.graph import TASK_DESCRIPTION
+    from costeer_lab.knowledge import KnowledgeBaseV1, KnowledgeBaseV2
     from costeer_lab.store import SQLiteStore
 
     spec = load_spec(
@@ -79,8 +80,10 @@ def test_options_of_the_knowledge_base_reach_the_arms_knowledge_base(tmp_path: A
         opened = _open_knowledge(spec, arm, 0, store)
         assert opened is not None
         kb = opened.kb
-        graph = getattr(kb, "graph", None)
-        coll = graph.collections[TASK_DESCRIPTION] if graph is not None else kb.collection
-        kinds[arm.name] = coll.kind
+        if isinstance(kb, KnowledgeBaseV2):
+            kinds[arm.name] = kb.graph.collections[TASK_DESCRIPTION].kind
+        else:
+            assert isinstance(kb, KnowledgeBaseV1)
+            kinds[arm.name] = kb.collection.kind
         store.close()
     assert kinds == {"plain": "exact", "hnsw": "hnsw", "v1_hnsw": "hnsw"}
