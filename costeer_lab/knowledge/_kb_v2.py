@@ -367,13 +367,14 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size!r}")
         done = 0
         chunk: list[AttemptInput] = []
-        for e in entries:
-            chunk.append(e)
-            if len(chunk) == batch_size:
+        with self.store.bulk_writes():
+            for e in entries:
+                chunk.append(e)
+                if len(chunk) == batch_size:
+                    done += len(self.record_many(chunk))
+                    chunk = []
+            if chunk:
                 done += len(self.record_many(chunk))
-                chunk = []
-        if chunk:
-            done += len(self.record_many(chunk))
         return done
 
     def add_seed_knowledge(self, items: Sequence[Knowledge]) -> None:
