@@ -3,6 +3,7 @@ per attempt, on both backends; a failing batch leaves nothing behind; each vecto
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, AttemptInput
 from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.store import SCHEMA_VERSION, BaseStore, PostgresStore, SQLiteStore
+from costeer_lab.store._sqlite_base import BULK_CACHE_KIB
 
 ERRS = ("KeyError: 'close'", "ZeroDivisionError: division by zero", "NameError: name 'x'")
 
@@ -268,3 +270,37 @@ def test_old_layout_store_migrates_and_reads_the_same(tmp_path: Path) -> None:
     assert _state(kb) == _state(back)
     for s in (ref.store, old, back.store):
         s.close()
+
+
+def _observed(
+    items: Sequence[AttemptInput], kb: KnowledgeBaseV2, seen: list[Any]
+) -> Iterator[Any]:
+    """``items``, noting the collector's state and the store's page cache as they are drawn."""
+    conn = kb.store._connection()  # type: ignore[attr-defined]
+    for e in items:
+        seen.append((gc.isenabled(), conn.execute("PRAGMA cache_size").fetchone()[0]))
+        yield e
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_record_stream_tunes_then_restores(tmp_path: Path, collector_on: bool) -> None:
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), HashingEmbedder())
+    items, seen = _attempts(12, seed=4), []  # type: ignore[var-annotated]
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        assert kb.record_stream(_observed(items, kb, seen), batch_size=5) == len(items)
+        assert gc.isenabled() is collector_on
+        assert set(seen) == {(False, -BULK_CACHE_KIB)}  # paused and tuned while it ran
+        with pytest.raises(RuntimeError, match="source"):  # a failing source restores too
+            kb.record_stream(_failing_source(items), batch_size=5)
+        assert gc.isenabled() is collector_on
+    finally:
+        (gc.enable if was else gc.disable)()
+    conn = kb.store._connection()  # type: ignore[attr-defined]
+    assert conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
+
+
+def _failing_source(items: Sequence[AttemptInput]) -> Iterator[AttemptInput]:
+    yield from items[:7]
+    raise RuntimeError("source broke")
