@@ -320,9 +320,11 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         return nid
 
     # -- writes ------------------------------------------------------------------------------
-    def components_of(self, task: Task) -> tuple[str, ...]:
-        """Components of a task (memoized by task text)."""
-        text = task.get_task_information()
+    def components_of(self, task: Task, text: str | None = None) -> tuple[str, ...]:
+        """Components of a task (memoized by task text; ``text``: its
+        ``get_task_information()`` when the caller has it)."""
+        if text is None:
+            text = task.get_task_information()
         comps = self._components.get(text)
         if comps is None:
             comps = self._components[text] = tuple(self.extractor.extract(task))

@@ -100,14 +100,24 @@ def _one_by_one(kb: KnowledgeBaseV2, items: Sequence[AttemptInput]) -> None:
                   provenance=e.provenance, with_trace=e.with_trace)  # fmt: skip
 
 
-def _check_same(make: Callable[[str], BaseStore]) -> None:
+def _interleaved(items: Sequence[AttemptInput]) -> list[AttemptInput]:
+    """The same attempts, every task's first attempt first, then every second one, …: tasks
+    sharing a text (and the same task object) alternate inside a batch."""
+    return sorted(items, key=lambda e: e.attempt)  # stable: task order kept per attempt number
+
+
+def _check_same(
+    make: Callable[[str], BaseStore], *, batch_size: int = 17, interleave: bool = False
+) -> None:
     items = _attempts(60, seed=3)
+    if interleave:
+        items = _interleaved(items)
     stores = [make("one"), make("bulk")]
     try:
         one = KnowledgeBaseV2(stores[0], HashingEmbedder())
         _one_by_one(one, items)
         bulk = KnowledgeBaseV2(stores[1], HashingEmbedder())
-        assert bulk.record_stream(iter(items), batch_size=17) == len(items)
+        assert bulk.record_stream(iter(items), batch_size=batch_size) == len(items)
         assert _state(bulk) == _state(one)
         assert _queries(bulk) == _queries(one)
         for kb in (one, bulk):  # and the same after reopening from the store alone
@@ -119,8 +129,15 @@ def _check_same(make: Callable[[str], BaseStore]) -> None:
             s.close()
 
 
-def test_bulk_insert_equals_one_by_one_sqlite(tmp_path: Path) -> None:
-    _check_same(lambda name: SQLiteStore(tmp_path / f"{name}.db"))
+@pytest.mark.parametrize(("batch_size", "interleave"), [(17, False), (1000, True), (3, True)])
+def test_bulk_insert_equals_one_by_one_sqlite(
+    tmp_path: Path, batch_size: int, interleave: bool
+) -> None:
+    _check_same(
+        lambda name: SQLiteStore(tmp_path / f"{name}.db"),
+        batch_size=batch_size,
+        interleave=interleave,
+    )
 
 
 def test_bulk_insert_equals_one_by_one_postgres(postgres_url: str) -> None:
