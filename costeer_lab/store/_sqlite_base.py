@@ -23,7 +23,7 @@ __all__ = ["SQLiteBase", "id_list"]
 
 _PAGE = 2000
 #: Page cache of a connection inside :meth:`SQLiteBase.bulk_writes` (KiB; the default is 2 MiB).
-BULK_CACHE_KIB = 131_072
+BULK_CACHE_KIB = 32_768
 #: WAL pages between automatic checkpoints inside it (the default is 1000: 4 MB).
 BULK_CHECKPOINT_PAGES = 32_768
 
