@@ -62,8 +62,8 @@ def _collector_paused() -> Iterator[None]:
     Each full collection walks every object the process holds, and a knowledge base's lookups
     are most of them, so during a bulk insert the collector's time grew with the KB (a fifth of
     the CPU at 30k tasks) while finding nothing: the objects a batch creates form no reference
-    cycles and are freed by reference counting. Cycles made elsewhere meanwhile wait for the
-    first collection after the block.
+    cycles and are freed by reference counting. Cycles made elsewhere meanwhile (another
+    thread) wait for the first collection after the block.
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -375,9 +375,10 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
 
         Only one batch is held in memory at a time. A failure keeps the batches committed
         before it and none of the failing batch. Returns the number of attempts recorded.
-        Meanwhile the store is tuned for bulk writes (:meth:`BaseStore.bulk_writes`) and
-        Python's cyclic garbage collector is paused (it would walk every lookup of the KB again
-        and again and find nothing to free).
+        Meanwhile the store is tuned for bulk writes (:meth:`BaseStore.bulk_writes`), and
+        while a batch is recorded (not while ``entries`` is drawn from) Python's cyclic garbage
+        collector is paused: it would walk every lookup of the KB again and again and find
+        nothing to free.
 
         Example:
             >>> from costeer_lab.embed import get_embedder
@@ -393,14 +394,16 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size!r}")
         done = 0
         chunk: list[AttemptInput] = []
-        with self.store.bulk_writes(), _collector_paused():
+        with self.store.bulk_writes():
             for e in entries:
                 chunk.append(e)
                 if len(chunk) == batch_size:
-                    done += len(self.record_many(chunk))
+                    with _collector_paused():
+                        done += len(self.record_many(chunk))
                     chunk = []
             if chunk:
-                done += len(self.record_many(chunk))
+                with _collector_paused():
+                    done += len(self.record_many(chunk))
         return done
 
     def add_seed_knowledge(self, items: Sequence[Knowledge]) -> None:

@@ -299,16 +299,31 @@ def _observed(
         yield e
 
 
+class _NotesCollector(HashingEmbedder):
+    """The hashing embedder, noting whether the cyclic collector runs when a batch embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collector: list[bool] = []
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        self.collector.append(gc.isenabled())
+        return super()._embed(texts)
+
+
 @pytest.mark.parametrize("collector_on", [True, False])
 def test_record_stream_tunes_then_restores(tmp_path: Path, collector_on: bool) -> None:
-    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), HashingEmbedder())
+    emb = _NotesCollector()
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), emb)
     items, seen = _attempts(12, seed=4), []  # type: ignore[var-annotated]
     was = gc.isenabled()
     (gc.enable if collector_on else gc.disable)()
     try:
         assert kb.record_stream(_observed(items, kb, seen), batch_size=5) == len(items)
         assert gc.isenabled() is collector_on
-        assert set(seen) == {(False, -BULK_CACHE_KIB)}  # paused and tuned while it ran
+        # the source is drawn from with the collector as it was, the store tuned throughout
+        assert set(seen) == {(collector_on, -BULK_CACHE_KIB)}
+        assert len(emb.collector) >= 3 and not any(emb.collector)  # paused in every batch
         with pytest.raises(RuntimeError, match="source"):  # a failing source restores too
             kb.record_stream(_failing_source(items), batch_size=5)
         assert gc.isenabled() is collector_on
