@@ -68,10 +68,11 @@ def attempt_errors(fb: SingleFeedback) -> list[tuple[str, str]]:
     return []
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=2048)
 def _errors_of(execution: str) -> tuple[tuple[str, str], ...]:
     """:func:`extract_errors` of an execution text, memoized: the feedback a query is given is
-    usually the one just recorded, whose text was scanned then."""
+    usually the one just recorded, whose text was scanned then, and a run repeats a few hundred
+    distinct failures (a bulk insert scans each of them once while they stay in the memo)."""
     return tuple(extract_errors(execution))
 
 

@@ -29,6 +29,7 @@ from costeer_lab.store import NodeRecord
 
 if TYPE_CHECKING:
     from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
+    from costeer_lab.records import Task
 
 __all__ = ["Batch"]
 
@@ -58,6 +59,10 @@ class Batch:
         self._td: dict[str, str] = {}
         #: Task description → its component ids: those known before the batch, then its own.
         self.td_components: dict[str, list[str]] = {}
+        #: The task of the previous attempt with its text and task-description id: a task's
+        #: attempts usually come one after another, and the rows of its description are in the
+        #: batch already (the same frozen ``Task`` gives the same node, attributes and edges).
+        self._last: tuple[Task, str, str] | None = None
 
     def _node(self, nid: str, kind: str, content: str, attrs: dict[str, Any]) -> None:
         self.nodes[nid] = NodeRecord(nid, kind, content, attrs)
@@ -69,23 +74,35 @@ class Batch:
     def _edge(self, src: str, dst: str, kind: str) -> None:
         self.edges.setdefault((src, dst), kind)
 
-    def add(self, e: AttemptInput) -> None:
-        """Add the rows of one attempt."""
+    def _description(self, task: Task) -> tuple[str, str]:
+        """Add the task-description node of ``task``, its component nodes and edges; returns
+        its text and node id."""
         kb = self.kb
-        info = e.task.get_task_information()
+        info = task.get_task_information()
         td = self._td.get(info)
         if td is None:
             td = self._td[info] = node_id(TASK_DESCRIPTION, info)
         known = self.td_components.get(td)
         if known is None:
             known = self.td_components[td] = list(kb.td_components(td))
-        self._node(td, TASK_DESCRIPTION, info, {"task": e.task.to_dict()})
-        for comp in kb.components_of(e.task):
+        self._node(td, TASK_DESCRIPTION, info, {"task": task.to_dict()})
+        for comp in kb.components_of(task, info):
             cid = kb.component_id(comp)
             self._plain(cid, COMPONENT, comp)
             if cid not in known:  # an edge already stored is not written again
                 known.append(cid)
                 self._edge(td, cid, EDGE_HAS_COMPONENT)
+        return info, td
+
+    def add(self, e: AttemptInput) -> None:
+        """Add the rows of one attempt."""
+        kb = self.kb
+        last = self._last
+        if last is not None and last[0] is e.task:
+            info, td = last[1], last[2]
+        else:
+            info, td = self._description(e.task)
+            self._last = (e.task, info, td)
         errors = attempt_errors(e.feedback)
         succeeded = e.feedback.succeeded
         files = files_text(e.workspace)

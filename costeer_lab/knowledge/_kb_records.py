@@ -73,9 +73,19 @@ class Success:
     runs: set[str] = field(default_factory=set)
 
 
+#: ``json.dumps(..., sort_keys=True)`` with one encoder for every call (the function builds a
+#: new encoder each time it is given an option): the same text.
+_SORTED = json.JSONEncoder(sort_keys=True)
+
+
 def files_text(ws: Workspace) -> str:
-    """Canonical JSON text of a workspace (identical workspaces give identical text)."""
-    return json.dumps({"main_file": ws.main_file, "files": dict(ws.files)}, sort_keys=True)
+    """Canonical JSON text of a workspace (identical workspaces give identical text).
+
+    Example:
+        >>> files_text(Workspace({"b.py": "2", "a.py": "1"}, main_file="a.py"))
+        '{"files": {"a.py": "1", "b.py": "2"}, "main_file": "a.py"}'
+    """
+    return _SORTED.encode({"main_file": ws.main_file, "files": dict(ws.files)})
 
 
 def feedback_score(fb: SingleFeedback) -> float | None:

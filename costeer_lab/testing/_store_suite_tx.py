@@ -67,6 +67,21 @@ class TransactionStoreTests:
         _write_everything(store, "after")  # the store is usable after a rollback
         assert _holds(store, "after") == [True] * 6
 
+    def test_bulk_writes_change_nothing_written(self, store: BaseStore) -> None:
+        with store.bulk_writes():
+            with store.transaction():
+                _write_everything(store, "a")
+            with pytest.raises(_Boom), store.transaction():
+                _write_everything(store, "lost")
+                raise _Boom
+            _write_everything(store, "b")  # writes outside a transaction inside the block
+        assert _holds(store, "a") == _holds(store, "b") == [True] * 6
+        assert _holds(store, "lost") == [False] * 6
+        with pytest.raises(_Boom), store.bulk_writes():  # an error leaves the store usable
+            raise _Boom
+        _write_everything(store, "c")
+        assert _holds(store, "c") == [True] * 6
+
     def test_nested_transactions_join_the_outer_one(self, store: BaseStore) -> None:
         with pytest.raises(_Boom), store.transaction():
             store.put_record("rec", "outer", 1)

@@ -3,6 +3,7 @@ per attempt, on both backends; a failing batch leaves nothing behind; each vecto
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, AttemptInput
 from costeer_lab.records import SingleFeedback, Task, Workspace
 from costeer_lab.store import SCHEMA_VERSION, BaseStore, PostgresStore, SQLiteStore
+from costeer_lab.store._sqlite_base import BULK_CACHE_KIB
 
 ERRS = ("KeyError: 'close'", "ZeroDivisionError: division by zero", "NameError: name 'x'")
 
@@ -98,14 +100,24 @@ def _one_by_one(kb: KnowledgeBaseV2, items: Sequence[AttemptInput]) -> None:
                   provenance=e.provenance, with_trace=e.with_trace)  # fmt: skip
 
 
-def _check_same(make: Callable[[str], BaseStore]) -> None:
+def _interleaved(items: Sequence[AttemptInput]) -> list[AttemptInput]:
+    """The same attempts, every task's first attempt first, then every second one, …: tasks
+    sharing a text (and the same task object) alternate inside a batch."""
+    return sorted(items, key=lambda e: e.attempt)  # stable: task order kept per attempt number
+
+
+def _check_same(
+    make: Callable[[str], BaseStore], *, batch_size: int = 17, interleave: bool = False
+) -> None:
     items = _attempts(60, seed=3)
+    if interleave:
+        items = _interleaved(items)
     stores = [make("one"), make("bulk")]
     try:
         one = KnowledgeBaseV2(stores[0], HashingEmbedder())
         _one_by_one(one, items)
         bulk = KnowledgeBaseV2(stores[1], HashingEmbedder())
-        assert bulk.record_stream(iter(items), batch_size=17) == len(items)
+        assert bulk.record_stream(iter(items), batch_size=batch_size) == len(items)
         assert _state(bulk) == _state(one)
         assert _queries(bulk) == _queries(one)
         for kb in (one, bulk):  # and the same after reopening from the store alone
@@ -117,8 +129,15 @@ def _check_same(make: Callable[[str], BaseStore]) -> None:
             s.close()
 
 
-def test_bulk_insert_equals_one_by_one_sqlite(tmp_path: Path) -> None:
-    _check_same(lambda name: SQLiteStore(tmp_path / f"{name}.db"))
+@pytest.mark.parametrize(("batch_size", "interleave"), [(17, False), (1000, True), (3, True)])
+def test_bulk_insert_equals_one_by_one_sqlite(
+    tmp_path: Path, batch_size: int, interleave: bool
+) -> None:
+    _check_same(
+        lambda name: SQLiteStore(tmp_path / f"{name}.db"),
+        batch_size=batch_size,
+        interleave=interleave,
+    )
 
 
 def test_bulk_insert_equals_one_by_one_postgres(postgres_url: str) -> None:
@@ -268,3 +287,52 @@ def test_old_layout_store_migrates_and_reads_the_same(tmp_path: Path) -> None:
     assert _state(kb) == _state(back)
     for s in (ref.store, old, back.store):
         s.close()
+
+
+def _observed(
+    items: Sequence[AttemptInput], kb: KnowledgeBaseV2, seen: list[Any]
+) -> Iterator[Any]:
+    """``items``, noting the collector's state and the store's page cache as they are drawn."""
+    conn = kb.store._connection()  # type: ignore[attr-defined]
+    for e in items:
+        seen.append((gc.isenabled(), conn.execute("PRAGMA cache_size").fetchone()[0]))
+        yield e
+
+
+class _NotesCollector(HashingEmbedder):
+    """The hashing embedder, noting whether the cyclic collector runs when a batch embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collector: list[bool] = []
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        self.collector.append(gc.isenabled())
+        return super()._embed(texts)
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_record_stream_tunes_then_restores(tmp_path: Path, collector_on: bool) -> None:
+    emb = _NotesCollector()
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), emb)
+    items, seen = _attempts(12, seed=4), []  # type: ignore[var-annotated]
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        assert kb.record_stream(_observed(items, kb, seen), batch_size=5) == len(items)
+        assert gc.isenabled() is collector_on
+        # the source is drawn from with the collector as it was, the store tuned throughout
+        assert set(seen) == {(collector_on, -BULK_CACHE_KIB)}
+        assert len(emb.collector) >= 3 and not any(emb.collector)  # paused in every batch
+        with pytest.raises(RuntimeError, match="source"):  # a failing source restores too
+            kb.record_stream(_failing_source(items), batch_size=5)
+        assert gc.isenabled() is collector_on
+    finally:
+        (gc.enable if was else gc.disable)()
+    conn = kb.store._connection()  # type: ignore[attr-defined]
+    assert conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
+
+
+def _failing_source(items: Sequence[AttemptInput]) -> Iterator[AttemptInput]:
+    yield from items[:7]
+    raise RuntimeError("source broke")
