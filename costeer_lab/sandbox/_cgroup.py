@@ -217,11 +217,21 @@ class Budget:
 
 
 def _sweep_stale(parent: str) -> None:
-    """Remove the empty cgroup directories that killed workers left behind."""
+    """Remove the empty cgroup directories that killed workers left behind.
+
+    Only a dead worker's: a live worker's run cgroup is empty between its creation and the
+    moment the worker moves the run's process into it, so sweeping it would fail that run
+    (``FileNotFoundError`` on ``cgroup.procs``) whenever two workers start side by side. The
+    owner is the host process id in the name (``/proc`` is the host's, also inside a worker's
+    PID namespace).
+    """
     with contextlib.suppress(OSError):
         for name in os.listdir(parent):
             if not name.startswith("costeer-sbx-"):
                 continue
+            owner = name.removeprefix("costeer-sbx-")
+            if not owner.isdigit() or os.path.exists(f"/proc/{owner}"):
+                continue  # not a worker's directory, or its worker is alive
             stale = os.path.join(parent, name)
             with contextlib.suppress(OSError):
                 for run in os.listdir(stale):
