@@ -96,15 +96,24 @@ VERDICT := costeer_lab.evaluate._factor_compare costeer_lab.evaluate._factor_che
 	costeer_lab.evaluate._factor_mismatch costeer_lab.evaluate._factor_parquet \
 	costeer_lab.evaluate._plaindata costeer_lab.evaluate._pyfunc_answers \
 	costeer_lab.evaluate._pyfunc_feedback costeer_lab.sandbox._status
-## the decision modules of the memories (issue 26: pattern/failure memory, document KB, context)
-MEMORIES := costeer_lab.memory._gate costeer_lab.memory._calibrate costeer_lab.memory._pattern \
-	costeer_lab.memory._failure costeer_lab.memory._template \
-	costeer_lab.docs._filter costeer_lab.docs._search costeer_lab.docs._secrets \
-	costeer_lab.docs._fusion costeer_lab.docs._keyword costeer_lab.docs._evaluate \
-	costeer_lab.context._completion costeer_lab.context._runs costeer_lab.context._loops \
-	costeer_lab.context._planner costeer_lab.context._priority costeer_lab.context._simulate \
-	costeer_lab.context._append costeer_lab.context._detect costeer_lab.context._examples \
-	costeer_lab.context._queries costeer_lab.context._coverage
+## every module of the memories (issue 26: pattern/failure memory, document KB, context; a
+## module that only re-exports has nothing to mutate)
+MEMORIES := costeer_lab.memory._base costeer_lab.memory._calibrate \
+	costeer_lab.memory._calibration_set costeer_lab.memory._failure costeer_lab.memory._gate \
+	costeer_lab.memory._memory costeer_lab.memory._pattern costeer_lab.memory._stats \
+	costeer_lab.memory._strategy costeer_lab.memory._template costeer_lab.memory._vectors \
+	costeer_lab.memory._verify costeer_lab.docs._agent costeer_lab.docs._chunk \
+	costeer_lab.docs._evaluate costeer_lab.docs._filter costeer_lab.docs._fusion \
+	costeer_lab.docs._ingest costeer_lab.docs._kb costeer_lab.docs._keyword \
+	costeer_lab.docs._packages costeer_lab.docs._reading costeer_lab.docs._rerank \
+	costeer_lab.docs._search costeer_lab.docs._secrets costeer_lab.docs._source \
+	costeer_lab.docs._stored costeer_lab.context._agent costeer_lab.context._append \
+	costeer_lab.context._codedoc costeer_lab.context._completion costeer_lab.context._coverage \
+	costeer_lab.context._detect costeer_lab.context._evidence costeer_lab.context._examples \
+	costeer_lab.context._llm_planner costeer_lab.context._loops costeer_lab.context._manager \
+	costeer_lab.context._persist costeer_lab.context._planner costeer_lab.context._priority \
+	costeer_lab.context._queries costeer_lab.context._records costeer_lab.context._runs \
+	costeer_lab.context._simulate costeer_lab.context._task costeer_lab.context._tools
 MUTATE := $(VERDICT) costeer_lab._fingerprint costeer_lab.knowledge._error_query \
 	costeer_lab.knowledge._retrieve costeer_lab.knowledge._sampler costeer_lab.store._codec \
 	costeer_lab.store._factory costeer_lab.experiment._metrics $(MEMORIES)
