@@ -1,0 +1,259 @@
+"""Exact ingestion and parsing facts (docs._ingest, docs._source): sources, versions, origins,
+report counts, progress bar, file discovery, front matter and chunk metadata, on real files
+and a real SQLite store."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from costeer_lab.docs._ingest import IngestReport, ingest_paths
+from costeer_lab.docs._source import (
+    iter_document_files,
+    parse_file,
+    parse_front_matter,
+    read_document,
+)
+from costeer_lab.errors import InvalidInputError, NotFoundError
+
+from ._docs_helpers import open_kb
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunk_metas(kb: object) -> list[dict[str, object]]:
+    return [meta for _id, _content, meta in kb.docs.iter_chunks()]  # type: ignore[attr-defined]
+
+
+# -- docs._ingest ----------------------------------------------------------------------------
+def test_texts_without_a_source_are_labelled_text(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    report = ingest_paths(kb, [], source=None, version=None, texts={"a.md": "# A\n\nalpha\n"})
+    assert (report.files, report.added, report.chunks_added) == (1, 1, 1)
+    record = kb.docs.get_file("a.md")
+    assert record is not None
+    assert (record.source, record.origin, record.version) == ("text", "text", None)
+    assert record.file_hash == sha("# A\n\nalpha\n")
+    assert [m["source"] for m in chunk_metas(kb)] == ["text"]
+    kb.close()
+
+
+def test_roots_without_a_source_are_labelled_by_the_root_as_given(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    (one / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    (two / "b.md").write_text("# B\n\nbeta\n", encoding="utf-8")
+    (two / "c.txt").write_text("gamma\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    report = kb.ingest([one, two])
+    assert (report.files, report.added, report.unchanged) == (3, 3, 0)
+    sources = {Path(r.path).name: (r.source, r.origin) for r in kb.docs.iter_files()}
+    assert sources == {
+        "a.md": (str(one), "file"),
+        "b.md": (str(two), "file"),
+        "c.txt": (str(two), "file"),
+    }
+    assert sorted(str(m["source"]) for m in chunk_metas(kb)) == [str(one), str(two), str(two)]
+    kb.close()
+
+
+def test_missing_root_names_it(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    with pytest.raises(NotFoundError, match=r"cannot ingest '.*nope': no such file or directory"):
+        kb.ingest(tmp_path / "nope")
+    kb.close()
+
+
+def test_report_counts_characters_and_removed_chunks_over_several_files(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    texts = {"a.md": "# A\n\nalpha one\n", "b.md": "# B\n\nbeta two three\n"}
+    for name, text in texts.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    first = kb.ingest(docs, source="s", version="7")
+    contents = [content for _id, content, _meta in kb.docs.iter_chunks()]
+    assert first.characters == sum(len(c) for c in contents) > len(contents[0])
+    assert (first.added, first.updated, first.chunks_added, first.chunks_removed) == (2, 0, 2, 0)
+    for record in kb.docs.iter_files():
+        name = Path(record.path).name
+        assert record.file_hash == sha(texts[name])
+        assert (record.version, record.source, record.origin) == ("7", "s", "file")
+        assert len(record.chunk_ids) == 1
+    # both files change: every old chunk is counted as removed
+    for name in texts:
+        (docs / name).write_text(f"# {name}\n\nnew words\n", encoding="utf-8")
+    second = kb.ingest(docs, source="s", version="7")
+    assert (second.added, second.updated, second.unchanged) == (0, 2, 0)
+    assert (second.chunks_added, second.chunks_removed) == (2, 2)
+    assert kb.docs.count_chunks() == 2
+    kb.close()
+
+
+def test_version_from_the_front_matter_is_stored_on_the_record(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    kb.add_text("---\nversion: 4.2\n---\n# A\n\nalpha\n", path="a.md")
+    record = kb.docs.get_file("a.md")
+    assert record is not None and record.version == "4.2"
+    kb.close()
+
+
+def test_a_full_batch_keeps_the_forced_version_and_text_origin(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    texts = {f"t{i:02d}.txt": f"note {i}\n" for i in range(65)}  # one batch of 64, then 1
+    report = ingest_paths(kb, [], source="notes", version="9", texts=texts)
+    assert (report.files, report.added, report.chunks_added) == (65, 65, 65)
+    records = list(kb.docs.iter_files())
+    assert len(records) == 65
+    assert {(r.version, r.origin, r.source) for r in records} == {("9", "text", "notes")}
+    kb.close()
+
+
+def test_a_full_batch_of_files_keeps_the_forced_version(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(64):
+        (docs / f"f{i:02d}.txt").write_text(f"file {i}\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    report = kb.ingest(docs, version="5")
+    assert (report.files, report.added) == (64, 64)
+    assert {(r.version, r.origin) for r in kb.docs.iter_files()} == {("5", "file")}
+    kb.close()
+
+
+def test_progress_bar_counts_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a.md", "b.md"):
+        (docs / name).write_text(f"# {name}\n\ntext\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.progress_min_files = 2  # exactly the number of files: shown
+    kb.ingest(docs)
+    err = capsys.readouterr().err
+    assert "ingesting documents: 100%" in err and "2/2" in err
+    assert "file/s" in err or "s/file]" in err
+    kb.progress_min_files = 3  # more than the files: hidden
+    kb.ingest(docs)
+    assert "ingesting documents" not in capsys.readouterr().err
+    kb.close()
+
+
+def test_report_merge_and_dict() -> None:
+    a = IngestReport(files=1, added=2, chunks_added=3, characters=4, seconds=0.5)
+    b = IngestReport(files=10, updated=1, removed=2, chunks_removed=5, secrets_redacted=1)
+    assert a.merge(b).to_dict() == {
+        "files": 11,
+        "added": 2,
+        "updated": 1,
+        "unchanged": 0,
+        "removed": 2,
+        "chunks_added": 3,
+        "chunks_removed": 5,
+        "characters": 4,
+        "seconds": 0.5,
+        "secrets_redacted": 1,
+    }
+
+
+# -- docs._source ----------------------------------------------------------------------------
+def test_bad_yaml_front_matter_message() -> None:
+    with pytest.raises(InvalidInputError, match=r"^front matter is not valid YAML: "):
+        parse_front_matter("---\nkey: [unclosed\n---\nbody\n")
+    with pytest.raises(InvalidInputError, match=r"^front matter must be a mapping .* got list$"):
+        parse_front_matter("---\n- a\n- b\n---\nbody\n")
+
+
+def test_front_matter_dates_become_iso_strings() -> None:
+    meta, body, skipped = parse_front_matter(
+        "---\nwhen: 2024-01-02\nn: 3\ntags: [a, b]\nversion: 2\n---\n# T\n"
+    )
+    assert meta == {"when": "2024-01-02", "n": 3, "version": "2"}
+    assert (body, skipped) == ("# T\n", 6)
+
+
+def test_discovery_skips_hidden_and_tool_directories_at_any_depth(tmp_path: Path) -> None:
+    files = [
+        ".git/a.md",
+        ".hidden/b.md",
+        "a.md",
+        "sub/.cache/c.md",
+        "sub/node_modules/d.md",
+        "sub/deep/e.rst",
+        "sub/.f.md",
+        "sub/g.bin",
+        "z.txt",
+    ]
+    for rel in files:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n", encoding="utf-8")
+    found = [p.relative_to(tmp_path).as_posix() for p in iter_document_files(tmp_path)]
+    assert found == ["a.md", "sub/deep/e.rst", "z.txt"]
+    assert list(iter_document_files(tmp_path / "sub/g.bin")) == [tmp_path / "sub/g.bin"]
+
+
+def test_read_document_is_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "u.md"
+    path.write_bytes("# Café – naïve ✓\n".encode())
+    assert read_document(path) == "# Café – naïve ✓\n"
+    (tmp_path / "bad.md").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(InvalidInputError, match="not UTF-8 text"):
+        read_document(tmp_path / "bad.md")
+
+
+def test_unknown_type_lists_the_suffixes() -> None:
+    with pytest.raises(InvalidInputError) as err:
+        parse_file(Path("/x/a.pdf"), source="s", chunk_size=100, chunk_overlap=10, text="x")
+    assert str(err.value) == (
+        "cannot ingest '/x/a.pdf': unknown document type '.pdf'; "
+        "expected one of .markdown, .md, .mdx, .py, .rst, .text, .txt"
+    )
+
+
+def test_text_files_read_front_matter_and_titles_default_to_the_stem() -> None:
+    notes = Path("/x/notes.txt")
+    text = "---\ntitle: Hi\nversion: 3\nwhen: 2024-01-02\n---\nhello world"
+    parsed = parse_file(notes, source="s", chunk_size=100, chunk_overlap=10, text=text)
+    assert (parsed.version, parsed.file_hash, parsed.path) == ("3", sha(text), "/x/notes.txt")
+    assert parsed.chunks == [
+        (
+            "hello world",
+            {
+                "title": "Hi",
+                "when": "2024-01-02",
+                "path": "/x/notes.txt",
+                "source": "s",
+                "file_name": "notes.txt",
+                "file_type": "text",
+                "section_title": "Hi",
+                "section_path": "Hi",
+                "version": "3",
+                "chunk_size": 11,
+                "chunk_index": 0,
+                "part": 0,
+                "start_line": 6,
+                "content_hash": sha("hello world"),
+                "file_hash": sha(text),
+                "doc_id": sha("/x/notes.txt")[:16],
+            },
+        )
+    ]
+    plain = parse_file(notes, source="s", chunk_size=100, chunk_overlap=10, text="hi")
+    meta = plain.chunks[0][1]
+    assert (meta["section_title"], meta["section_path"]) == ("notes", "notes")
+    assert meta["version"] is None
+    assert len(str(meta["doc_id"])) == 16
+
+
+def test_chunk_size_is_passed_to_the_splitter() -> None:
+    text = "# T\n\n" + "word " * 50
+    parsed = parse_file(Path("/x/v2/n.md"), source="s", chunk_size=60, chunk_overlap=0, text=text)
+    assert parsed.version == "2"
+    assert [m["chunk_size"] for _c, m in parsed.chunks] == [63, 63, 63, 63, 13]
+    assert [m["chunk_index"] for _c, m in parsed.chunks] == [0, 1, 2, 3, 4]
+    assert [m["part"] for _c, m in parsed.chunks] == [0, 1, 2, 3, 4]
