@@ -5,11 +5,12 @@ and a real SQLite store."""
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 import pytest
 
-from costeer_lab.docs._ingest import IngestReport, ingest_paths
+from costeer_lab.docs._ingest import IngestReport, ingest_paths, remove_files
 from costeer_lab.docs._source import (
     iter_document_files,
     parse_file,
@@ -140,6 +141,113 @@ def test_progress_bar_counts_files(tmp_path: Path, capsys: pytest.CaptureFixture
     kb.progress_min_files = 3  # more than the files: hidden
     kb.ingest(docs)
     assert "ingesting documents" not in capsys.readouterr().err
+    kb.progress_min_files = 1  # enough files, but progress=False wins
+    kb.ingest(docs, progress=False)
+    assert "ingesting documents" not in capsys.readouterr().err
+    kb.close()
+
+
+def test_a_bad_file_after_a_full_batch_keeps_the_written_batch(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(64):
+        (docs / f"f{i:02d}.txt").write_text(f"file {i}\n", encoding="utf-8")
+    (docs / "z.txt").write_bytes(b"\xff\xfe bad")  # the 65th file, in the second batch
+    kb = open_kb(tmp_path / "kb.db")
+    with pytest.raises(InvalidInputError, match=r"z\.txt': not UTF-8 text"):
+        kb.ingest(docs)
+    assert kb.docs.count_files() == 64 and kb.docs.count_chunks() == 64
+    kb.close()
+
+
+def test_seconds_is_the_wall_time_of_the_call(tmp_path: Path) -> None:
+    kb = open_kb(tmp_path / "kb.db")
+    before = time.perf_counter()
+    report = kb.add_text("# A\n\nalpha\n", path="a.md")
+    elapsed = time.perf_counter() - before
+    assert 0.0 < report.seconds <= elapsed
+    kb.close()
+
+
+def test_source_version_and_secrets_mode_are_part_of_the_fingerprint(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.secrets = "redact"
+    assert kb.ingest(docs, source="one", version="1").added == 1
+    assert kb.ingest(docs, source="one", version="1").unchanged == 1
+    steps: list[tuple[str, str, str]] = [
+        ("two", "1", "redact"),
+        ("two", "2", "redact"),
+        ("two", "2", "refuse"),
+    ]
+    for source, version, mode in steps:
+        kb.secrets = mode  # type: ignore[assignment]
+        report = kb.ingest(docs, source=source, version=version)
+        assert (report.updated, report.unchanged) == (1, 0), (source, version, mode)
+        record = kb.docs.get_file(str((docs / "a.md").absolute()))
+        assert record is not None and (record.source, record.version) == (source, version)
+        assert len(record.fingerprint) == 64
+    kb.close()
+
+
+def test_unchanged_files_before_and_after_a_changed_one_are_counted(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (docs / name).write_text(f"# {name}\n\nwords of {name}\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.ingest(docs)
+    (docs / "b.md").write_text("# b\n\nnew words\n\n## Two\n\nmore\n", encoding="utf-8")
+    report = kb.ingest(docs)
+    assert (report.files, report.added, report.updated, report.unchanged) == (3, 0, 1, 2)
+    assert (report.chunks_added, report.chunks_removed) == (2, 1)
+    path = str((docs / "b.md").absolute())
+    record = kb.docs.get_file(path)
+    assert record is not None
+    doc_id = sha(path)[:16]
+    assert record.chunk_ids == (f"{doc_id}-0", f"{doc_id}-1")
+    ids = [cid for cid, _content, meta in kb.docs.iter_chunks() if meta["path"] == path]
+    assert ids == [f"{doc_id}-0", f"{doc_id}-1"]
+    assert set(kb.vectors.index.ids()) == {cid for cid, _c, _m in kb.docs.iter_chunks()}
+    kb.close()
+
+
+def test_redactions_are_summed_over_files_and_refusals_name_the_file(tmp_path: Path) -> None:
+    token = "ghp_" + 36 * "a"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(f"# A\n\ntoken = {token}\n", encoding="utf-8")
+    (docs / "b.md").write_text(f"# B\n\nkey = {token}\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.secrets = "redact"
+    report = kb.ingest(docs)
+    assert (report.added, report.secrets_redacted) == (2, 2)
+    assert all(token not in content for _i, content, _m in kb.docs.iter_chunks())
+    other = open_kb(tmp_path / "other.db")
+    other.secrets = "refuse"
+    with pytest.raises(InvalidInputError, match=r"^refusing to ingest '[^']*/docs/a\.md': "):
+        other.ingest(docs)
+    assert other.docs.count_files() == 0
+    other.close()
+    kb.close()
+
+
+def test_deleting_documents_removes_records_chunks_and_vectors(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha\n\n## B\n\nbeta\n", encoding="utf-8")
+    (docs / "c.md").write_text("# C\n\ngamma\n", encoding="utf-8")
+    kb = open_kb(tmp_path / "kb.db")
+    kb.ingest(docs)
+    version = kb.docs.version()
+    remove_files(kb, [])
+    assert kb.docs.version() == version and kb.docs.count_chunks() == 3
+    assert kb.delete_document(docs / "a.md") == 2
+    assert kb.docs.version() == version + 1
+    assert [Path(r.path).name for r in kb.docs.iter_files()] == ["c.md"]
+    assert kb.docs.count_chunks() == 1 and len(kb.vectors.index.ids()) == 1
     kb.close()
 
 
