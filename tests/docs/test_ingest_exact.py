@@ -365,3 +365,52 @@ def test_chunk_size_is_passed_to_the_splitter() -> None:
     assert [m["chunk_size"] for _c, m in parsed.chunks] == [63, 63, 63, 63, 13]
     assert [m["chunk_index"] for _c, m in parsed.chunks] == [0, 1, 2, 3, 4]
     assert [m["part"] for _c, m in parsed.chunks] == [0, 1, 2, 3, 4]
+
+
+def test_front_matter_absent_or_empty() -> None:
+    assert parse_front_matter("# T\nbody\n") == ({}, "# T\nbody\n", 0)
+    assert parse_front_matter("---\n---\nbody\n") == ({}, "body\n", 2)
+
+
+def test_read_errors_name_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(InvalidInputError) as err:
+        read_document(bad)
+    assert str(err.value) == f"cannot ingest {str(bad)!r}: not UTF-8 text"
+    folder = tmp_path / "folder.md"
+    folder.mkdir()
+    with pytest.raises(InvalidInputError) as err:
+        read_document(folder)
+    assert str(err.value).startswith(f"cannot ingest {str(folder)!r}: [Errno ")
+
+
+def test_parse_file_reads_the_file_when_no_text_is_given(tmp_path: Path) -> None:
+    path = tmp_path / "n.md"
+    path.write_text("---\nowner: me\n---\n# Head\n\nbody\n", encoding="utf-8")
+    parsed = parse_file(path, source="s", chunk_size=200, chunk_overlap=10)
+    assert [c for c, _m in parsed.chunks] == ["# Head\nbody"]
+    assert parsed.chunks[0][1]["owner"] == "me" and parsed.chunks[0][1]["start_line"] == 4
+
+
+def test_rst_front_matter_and_bad_front_matter_name_the_file() -> None:
+    text = "---\ntitle: R\nowner: me\n---\nTitle\n=====\n\nbody\n"
+    parsed = parse_file(Path("/x/a.rst"), source="s", chunk_size=200, chunk_overlap=10, text=text)
+    [(content, meta)] = parsed.chunks
+    assert content == "Title\nbody"
+    assert (meta["owner"], meta["title"], meta["start_line"]) == ("me", "R", 5)
+    with pytest.raises(InvalidInputError) as err:
+        parse_file(
+            Path("/x/a.md"), source="s", chunk_size=200, chunk_overlap=10, text="---\nk: [\n---\n"
+        )
+    assert str(err.value).startswith("cannot ingest '/x/a.md': front matter is not valid YAML: ")
+
+
+def test_python_files_have_no_front_matter_and_start_at_line_one() -> None:
+    text = '"""Module doc."""\n\n\ndef f():\n    """Do f."""\n'
+    parsed = parse_file(Path("/x/m.py"), source="s", chunk_size=200, chunk_overlap=10, text=text)
+    assert [(c, m["start_line"], m["section_path"]) for c, m in parsed.chunks] == [
+        ("module m\nModule doc.", 1, "m"),
+        ("def f\nDo f.", 4, "m > f"),
+    ]
+    assert {m["file_type"] for _c, m in parsed.chunks} == {"python"}
