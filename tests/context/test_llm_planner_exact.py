@@ -16,6 +16,7 @@ from costeer_lab.context import (
     Output,
     PlannedStep,
     TaskContext,
+    Validator,
     parse_step,
 )
 from costeer_lab.context._llm_planner import (
@@ -26,7 +27,9 @@ from costeer_lab.context._llm_planner import (
 )
 from costeer_lab.context._records import FileReference
 from costeer_lab.errors import ConfigurationError, LLMError
+from costeer_lab.llm import CacheMode
 from costeer_lab.settings import LLMSettings
+from costeer_lab.store import SQLiteStore
 from costeer_lab.testing import FakeOpenAIServer
 
 FAST = LLMSettings(max_retries=0, backoff_initial_s=0.0, backoff_max_s=0.0, timeout_s=10)
@@ -216,3 +219,33 @@ def test_candidate_steps_default_to_three_and_drop_repeats_in_any_key_order() ->
     assert sorted((s.tool, s.inputs["path"], s.reasoning) for s in ranked) == [
         ("read_file", "a.md", ""), ("read_file", "b.md", ""), ("write_file", "a.md", "first"),
     ]  # fmt: skip
+
+
+def test_validator_and_cache_wiring(tmp_path: Path) -> None:
+    """No cache: caching is off whatever the settings say; a store or a store URL replays."""
+    validator = Validator()
+    replay_only = LLMSettings(cache_mode="replay_only", max_retries=0)
+    plain = LLMPlanner(base_url="http://127.0.0.1:9/v1", api_key="k", settings=replay_only,
+                       validator=validator)  # fmt: skip
+    assert plain.validator is validator and plain.transcript == []
+    assert plain.client.cache_mode is CacheMode.OFF and plain.client.cache is None
+    ctx = TaskContext("q", "simple_question", "6 * 7?")
+    reply = '{"tool": "answer", "inputs": {"text": "42"}}'
+    store = SQLiteStore(tmp_path / "store.db")
+    try:
+        with FakeOpenAIServer(chat_handler=_reply(reply)) as server:
+            for cache in (store, f"sqlite:///{tmp_path / 'url.db'}"):
+                planner = LLMPlanner(
+                    base_url=server.base_url, api_key=server.api_key, settings=FAST, cache=cache
+                )
+                assert planner.client.cache_mode is CacheMode.READ_WRITE
+                assert (
+                    planner.plan(ctx)
+                    == planner.plan(ctx)
+                    == PlannedStep("answer", {"text": "42"}, "")
+                )
+                assert planner.client.cache is not None and planner.client.cache.hits == 1
+            assert len(server.requests_to("/v1/chat/completions")) == 2
+    finally:
+        store.close()
+    assert (tmp_path / "url.db").is_file()
