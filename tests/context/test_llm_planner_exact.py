@@ -249,3 +249,17 @@ def test_validator_and_cache_wiring(tmp_path: Path) -> None:
     finally:
         store.close()
     assert (tmp_path / "url.db").is_file()
+
+
+def test_candidate_steps_take_n_from_one_and_refuse_less() -> None:
+    proposals = '[{"tool": "read_file", "inputs": {"path": "a.md"}}, {"tool": "validate"}]'
+    with FakeOpenAIServer(chat_handler=_reply(proposals)) as server:
+        planner = LLMPlanner(base_url=server.base_url, api_key=server.api_key, settings=FAST)
+        ctx = TaskContext("t", "general_task", "Tidy the notes")
+        [only] = planner.candidate_steps(ctx, n=1)
+        assert (only.tool, only.inputs) == ("read_file", {"path": "a.md"})
+        with pytest.raises(LLMError) as err:
+            planner.candidate_steps(ctx, n=0)
+        assert str(err.value) == "candidate_steps needs n >= 1; got 0"
+        [request] = server.requests_to("/v1/chat/completions")
+    assert request.body["messages"][0]["content"] == candidates_prompt(1)
