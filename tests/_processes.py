@@ -11,6 +11,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def default_sigint() -> None:
+    """``preexec_fn`` of a child that a test interrupts with SIGINT, as a terminal's Ctrl-C
+    would: the default SIGINT disposition. A command started in the background of a
+    non-interactive shell (``make test &``, a CI wrapper) has SIGINT *ignored*, an ignored signal
+    stays ignored across ``exec``, and Python then never raises ``KeyboardInterrupt``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(worker: Path, *args: str) -> subprocess.Popen[str]:
     """Start ``python worker *args`` with this checkout importable, its output piped as text."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -18,6 +18,7 @@ from costeer_lab.cli import main
 from costeer_lab.experiment import load_results
 from costeer_lab.settings import get_settings
 from costeer_lab.testing import BAD_INPUTS, BadInput, build_workspace, snapshot
+from tests._processes import default_sigint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,6 +132,7 @@ def test_ctrl_c_stops_a_run_with_one_line_and_the_rerun_resumes(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,  # as from a terminal, even under `make test &`
     )
     deadline = time.monotonic() + 120
     while not list((out / "kb").glob("v1-seed0.db")) and time.monotonic() < deadline:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from costeer_lab.experiment._outlock import LOCK_FILE, check_out_free
+from tests._processes import default_sigint
 
 from ._kill_run import alive, descendants, has_workers
 
@@ -170,7 +171,7 @@ def test_ctrl_c_to_the_process_group_prints_one_line_and_no_worker_traceback(
 ) -> None:
     """What a terminal does: SIGINT to every process of the foreground group (the run and its
     pool workers; the sandbox workers have sessions of their own)."""
-    proc = _start(tmp_path, "run", start_new_session=True)
+    proc = _start(tmp_path, "run", start_new_session=True, preexec_fn=default_sigint)
     seen = _wait_for(proc, has_workers, "pool and sandbox workers")
     time.sleep(1.0)  # the workers are evaluating
     seen.update(descendants(proc.pid))
