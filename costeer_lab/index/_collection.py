@@ -273,7 +273,19 @@ class VectorCollection:
             self.index.save(target)
             if target == self.index_path:
                 self.saved_state = self.state
+                self._drop_other_kind(self.index.kind)
         return target
+
+    def _drop_other_kind(self, saved: IndexKind) -> None:
+        """Under ``auto`` the store's place holds one index, of the kind the size calls for:
+        once it is saved, the file of the other kind (an exact index the store outgrew, up to
+        N x dim x 4 bytes) can only be stale, and is removed. A fixed kind leaves it alone (it
+        may be another user's)."""
+        if self.kind_choice != "auto" or self._path is not None:
+            return
+        other = self.path_for("exact" if saved == "hnsw" else "hnsw")
+        if other is not None:
+            other.unlink(missing_ok=True)
 
     def checkpoint(self) -> bool:
         """Write the index to ``index_path`` if it moved on since the file was written (writes
@@ -307,16 +319,20 @@ class VectorCollection:
         persisted file of that kind when fresh (and ``persisted``), else rebuilt."""
         n = 0 if self.kind_choice != "auto" else self.store.count_vectors(self.name)
         kind = self.wanted_kind(n)
-        return FaissIndex.from_store(
+        path = self.path_for(kind) if persisted else None
+        index = FaissIndex.from_store(
             self.store,
             self.name,
-            path=self.path_for(kind) if persisted else None,
+            path=path,
             kind=kind,
             save=save and self._may_save,
             dim=self.embedder.dim,
             embedder_id=self.embedder.id,
             **self._index_kw,
         )
+        if path is not None and save and self._may_save and index.origin != "loaded":
+            self._drop_other_kind(index.kind)  # rebuilt and saved
+        return index
 
     def _follow(
         self, before: tuple[int, str], after: tuple[int, str], apply: Callable[[], object]

@@ -8,10 +8,11 @@ The store's vector collection is the source of truth on every backend.
 * Otherwise (SQLite) searches go through a :class:`~costeer_lab.index.FaissIndex` built from the
   store in this process. It follows this object's own writes and, before each search, compares
   the store's collection version with its own: when another process or store object changed the
-  collection, it *catches up* by id — it loads the collection, adds the ids it lacks and drops
-  the ids the store no longer holds — instead of rebuilding (a memory id names an immutable text,
-  so an id's vector never changes). The index is exact below ``settings.hnsw_above`` vectors and
-  HNSW from there on (``index_kind="auto"``), or the kind the settings fix.
+  collection, it *catches up* by id — it reads the collection a page at a time, adds the ids it
+  lacks and drops the ids the store no longer holds — instead of rebuilding (a memory id names an
+  immutable text, so an id's vector never changes). The index is exact below
+  ``settings.hnsw_above`` vectors and HNSW from there on (``index_kind="auto"``), or the kind
+  the settings fix.
 
 So the backend is picked by the store URL alone: ``sqlite:///…`` or ``postgresql://…``.
 """
@@ -141,25 +142,27 @@ class MemoryVectors:
         index = self._index
         if index is not None and index.source_version == version:
             return index
-        names, matrix, _ = self.store.load_vectors(self.collection)
-        if index is None or self._kind_for(len(names)) != index.kind:
+        kind = self._kind_for(self.store.count_vectors(self.collection))
+        pages = self.store.iter_vectors(self.collection)  # a page at a time: never all twice
+        if index is None or kind != index.kind:
             index = FaissIndex(
                 self.dim,
-                kind="hnsw" if self._kind_for(len(names)) == "hnsw" else "exact",
+                kind="hnsw" if kind == "hnsw" else "exact",
                 embedder_id=self.embedder_id,
                 ef_search=self.settings.ef_search,
             )
-            if names:
+            for names, matrix, _ in pages:
                 index.add(names, matrix)
             self.last_sync = "built"
         else:
             held = set(index.ids())
-            fresh = [i for i, name in enumerate(names) if name not in held]
-            gone = held - set(names)
-            if gone:
-                index.remove(gone)
-            if fresh:
-                index.add([names[i] for i in fresh], matrix[fresh])
+            for names, matrix, _ in pages:
+                held.difference_update(names)  # what is left at the end: gone from the store
+                fresh = [i for i, name in enumerate(names) if name not in index]
+                if fresh:
+                    index.add([names[i] for i in fresh], matrix[fresh])
+            if held:
+                index.remove(held)
             self.last_sync = "caught_up"
         index.source_collection, index.source_version = self.collection, version
         self._index = index

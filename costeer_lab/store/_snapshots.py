@@ -336,8 +336,7 @@ def _copy(src: BaseStore, dest: BaseStore) -> None:
             for records in _chunks(src.iter_records(kind)):
                 dest.put_records(kind, records)
         for collection in _collections(src):
-            ids, matrix, embedder = src.load_vectors(collection)
-            if embedder is not None:
+            for ids, matrix, embedder in src.iter_vectors(collection):  # a page at a time
                 dest.put_vectors(collection, embedder, ids, matrix)
 
 

@@ -102,6 +102,7 @@ def test_growing_past_the_threshold_rebuilds_once_and_persists_the_new_kind(
     col.upsert_texts(*texts(THRESHOLD + 5, THRESHOLD + 8))  # followed in the HNSW graph
     assert not col.sync() and col.search_text("x", k=1) and store.rebuilds["c"] == 1
     assert col.checkpoint() and col.index_path == index_file(store, "c", "hnsw")
+    assert not index_file(store, "c", "exact").exists()  # type: ignore[union-attr]  # outgrown
     again = collection(counting(tmp_path / "kb.db"))
     assert held(again) == "hnsw" and again.index.origin == "loaded"
     assert len(again) == THRESHOLD + 8
@@ -200,3 +201,17 @@ def test_auto_on_postgres_picks_the_kind_by_the_server_count(
             assert got == ("hnsw", "loaded", THRESHOLD + 3)
     finally:
         get_settings.cache_clear()
+
+
+def test_a_fixed_kind_leaves_the_file_of_the_other_kind(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kb.db")
+    fixed = collection(store, kind="exact")
+    fixed.upsert_texts(*texts(0, THRESHOLD + 2))
+    assert fixed.checkpoint()
+    auto = collection(SQLiteStore(tmp_path / "kb.db"))
+    assert (held(auto), auto.index.origin) == ("hnsw", "rebuilt")  # and saved by the open
+    assert index_file(store, "c", "hnsw").exists()  # type: ignore[union-attr]
+    assert not index_file(store, "c", "exact").exists()  # type: ignore[union-attr]  # auto's
+    fixed.upsert_texts(*texts(THRESHOLD + 2, THRESHOLD + 3))
+    assert fixed.checkpoint()  # a fixed kind saves its own and removes nothing
+    assert index_file(store, "c", "hnsw").exists()  # type: ignore[union-attr]
