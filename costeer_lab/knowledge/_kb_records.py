@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from costeer_lab.records import SingleFeedback, Task, Workspace
 
@@ -53,7 +53,7 @@ class AttemptInput:
     with_trace: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """A failing trace and the success of the same task, for one error node."""
 
@@ -64,13 +64,22 @@ class Fix:
     td: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Success:
-    """The success node of a task description, its provenance and the runs that earned it."""
+    """The success node of a task description, its provenance and the runs that earned it.
+
+    One per solved task description, so kept small (slots; ``runs`` a tuple, usually of one run:
+    a set would cost four times the memory at 100k tasks).
+    """
 
     node: str
     provenance: str
-    runs: set[str] = field(default_factory=set)
+    runs: tuple[str, ...] = ()
+
+    def add_run(self, run: str) -> None:
+        """Count ``run`` among the runs that earned this success (once)."""
+        if run not in self.runs:
+            self.runs = (*self.runs, run)
 
 
 #: ``json.dumps(..., sort_keys=True)`` with one encoder for every call (the function builds a

@@ -172,7 +172,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._solved = SuccessIndex()
         self._error_fixes: dict[str, list[Fix]] = {}
         self._task_runs: dict[str, list[str]] = {}
-        self._applied: set[str] = set()
         #: Task description → its component ids (the graph's ``has_component`` adjacency,
         #: one tuple per task description, component ids held once).
         self._td_comps: dict[str, tuple[str, ...]] = {}
@@ -193,7 +192,6 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._solved = SuccessIndex()
         self._error_fixes = {}
         self._task_runs = {}
-        self._applied = set()
         self._td_comps = {}
         self._loaded = True
         self._deferred = True  # components are read after the records
@@ -269,16 +267,22 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         Error → fix links cross runs: a success of a task links every error its failed attempts
         hit in any run (earlier ones), and a failed attempt of a task that already has a success
         links its errors to that success.
+
+        A record already folded in (its key is ``run \x1f task \x1f attempt``) is skipped: for a
+        record with a trace, its attempt number is found among the run's attempts of the task
+        (no set of every key is kept: 20 MB at 100k tasks); one without a trace (a seed) only
+        adds what is there already.
         """
-        if key in self._applied:
-            return
-        self._applied.add(key)
         # ids repeated across records are held once (each decoded record has its own copies)
         task_id, td, run = intern(d["task_id"]), intern(d["td"]), intern(d["run_id"])
+        number = int(d["attempt"])
+        held = self._attempts.get((run, task_id), ())
+        if d.get("trace") and any(a.attempt == number for a in held):
+            return  # folded in already
         self._task_td[task_id] = td
         if d.get("trace"):
             att = Attempt(
-                int(d["attempt"]),
+                number,
                 d["trace"],
                 bool(d["succeeded"]),
                 int(d["level"]),
@@ -286,7 +290,9 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
                 tuple((intern(fp), intern(line)) for fp, line in d.get("errors", [])),
             )
             self._attempts.setdefault((run, task_id), []).append(att)
-            self._task_runs.setdefault(task_id, []).append(run)
+            runs = self._task_runs.setdefault(task_id, [])
+            if run not in runs:  # each run once: a task has a few runs, and many attempts
+                runs.append(run)
             done = self._success.get(td)
             if not att.succeeded and done is not None and att.errors:
                 self._link_fixes([att], done, td)
@@ -294,17 +300,19 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             return
         entry = self._success.get(td)
         if entry is None:
-            entry = self._success[td] = Success(d["success"], d["provenance"])
+            entry = self._success[td] = Success(d["success"], intern(d["provenance"]))
             self._solved.add(td, () if self._deferred else self._td_comps.get(td, ()))
-            runs = dict.fromkeys(self._task_runs.get(task_id, ()))
             failed = [
-                a for r in runs for a in self._attempts.get((r, task_id), ()) if not a.succeeded
+                a
+                for r in self._task_runs.get(task_id, ())
+                for a in self._attempts.get((r, task_id), ())
+                if not a.succeeded
             ]
             self._link_fixes(failed, entry, td)
         elif d["provenance"] == GROUND_TRUTH:
             entry.provenance = GROUND_TRUTH
         if run:
-            entry.runs.add(run)
+            entry.add_run(run)
 
     def _link_fixes(self, failed: Sequence[Attempt], entry: Success, td: str) -> None:
         for a in failed:
