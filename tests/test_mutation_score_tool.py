@@ -53,6 +53,12 @@ def test_a_partial_run_updates_its_rows_and_keeps_the_others(tmp_path: Path) -> 
     assert lines[6] == kept["pkg.c"].line
     assert lines[7] == "| **all** | **112** | **100** | **12** | **89.3 %** | **4 min** |"
 
+    again = {"pkg.c": tool.Score(Counter(killed=3))}  # another module later the same day
+    same_day = tool.table(again, {}, dt.date(2026, 2, 1), keep=tool.parse_rows(new), earlier=new)
+    assert "Rows updated on 2026-02-01: `pkg.b`, `pkg.c`; the other rows" in same_day
+    next_day = tool.table(again, {}, dt.date(2026, 2, 2), keep=tool.parse_rows(new), earlier=new)
+    assert "Rows updated on 2026-02-02: `pkg.c`; the other rows" in next_day
+
     everything = {m: tool.Score(Counter(killed=1)) for m in ("pkg.a", "pkg.b", "pkg.c")}
     full = tool.table(everything, {}, dt.date(2026, 3, 1), keep=tool.parse_rows(new))
     assert "Rows updated" not in full and "run time unknown" in full

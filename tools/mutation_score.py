@@ -310,13 +310,15 @@ def table(
     keep: dict[str, Row] | None = None,
     children: int = 2,
     sampled: dict[str, tuple[int, int]] | None = None,
+    earlier: str = "",
 ) -> str:
     """The Markdown score table (with its header line) written between the markers.
 
     ``keep``: rows of an earlier table (:func:`parse_rows`); those of modules not in
     ``scores`` stay as they were (in their place), so that a run of a few modules updates
     their rows only. The ``all`` row sums every row. ``sampled``: ``(K, all mutants)`` of the
-    modules whose run was a sample (their counts are the sample's).
+    modules whose run was a sample (their counts are the sample's). ``earlier``: the earlier
+    table's text; the modules its header lists as updated on the same day stay listed.
     """
     sampled = sampled or {}
     fresh = {m: _row(m, s, seconds.get(m), children, sampled.get(m)) for m, s in scores.items()}
@@ -331,9 +333,10 @@ def table(
         if known
         else "run time unknown"
     )
-    kept = [m for m in rows if m not in fresh]
+    today = [m for m in updated_on(earlier, when) if m in rows and m not in fresh] + list(fresh)
+    kept = [m for m in rows if m not in today]
     updated = (
-        f" Rows updated on {when.isoformat()}: {', '.join(f'`{m}`' for m in fresh)}; the other "
+        f" Rows updated on {when.isoformat()}: {', '.join(f'`{m}`' for m in today)}; the other "
         "rows are kept from earlier runs."
         if kept
         else ""
@@ -350,6 +353,15 @@ def table(
         f"{counts} **{minutes:.0f} min** |" if known else f"{counts} — |",
     ]
     return "\n".join(lines)
+
+
+def updated_on(text: str, when: dt.date) -> list[str]:
+    """The modules a table's header (``text``) lists as updated on ``when`` (none when its
+    header names another day or no update)."""
+    found = re.search(r"Rows updated on (\d{4}-\d{2}-\d{2}): (.*?); the other rows", text)
+    if found is None or found.group(1) != when.isoformat():
+        return []
+    return re.findall(r"`([^`]+)`", found.group(2))
 
 
 def read_table(doc: Path) -> str:
@@ -407,8 +419,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.doc:  # rows marked "sampled: 1 in K of N"; one module's run time when alone
             took = {modules[0]: time.monotonic() - start} if len(modules) == 1 else {}
             sampled = {m: (args.sample, len(every[m])) for m in modules}
-            text = table(scores, took, dt.date.today(), keep=parse_rows(read_table(args.doc)),
-                         children=args.max_children, sampled=sampled)  # fmt: skip
+            before = read_table(args.doc)
+            text = table(scores, took, dt.date.today(), keep=parse_rows(before),
+                         children=args.max_children, sampled=sampled, earlier=before)  # fmt: skip
             write_table(args.doc, text)
         print(
             f"SAMPLED score (1 in {args.sample}, seed {args.seed!r}, {len(picked)} mutants, "
@@ -421,11 +434,10 @@ def main(argv: list[str] | None = None) -> int:
                 seconds[module] = run_mutmut([f"{module}.*"], args.max_children)
         scores = results(modules)
         if args.doc:
-            keep = parse_rows(read_table(args.doc))
-            when = dt.date.today()
-            write_table(
-                args.doc, table(scores, seconds, when, keep=keep, children=args.max_children)
-            )
+            before = read_table(args.doc)
+            text = table(scores, seconds, dt.date.today(), keep=parse_rows(before),
+                         children=args.max_children, earlier=before)  # fmt: skip
+            write_table(args.doc, text)
     print_scores(scores)
     return 1 if any(not s.total or s.score < args.min for s in scores.values()) else 0
 
