@@ -127,7 +127,7 @@ mutation-quick: setup
 	$(BIN)/python tools/mutation_score.py --sample 12 --min 0 $(VERDICT)
 
 ## Every benchmark of benchmarks/ (`make bench` writes runs/bench-NAME.json).
-BENCHES := index knowledge evaluate loop integrity context factor_bench docs fingerprints pgstore retrieval memory
+BENCHES := index knowledge evaluate loop integrity context factor_bench docs fingerprints pgstore retrieval memory key_layout
 
 bench-quick: setup
 	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick || exit 1; done
