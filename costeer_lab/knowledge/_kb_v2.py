@@ -196,8 +196,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._loaded = True
         self._deferred = True  # components are read after the records
         try:
-            for key, data in self.store.iter_records(ATTEMPT_KIND):  # paged, never all at once
-                self._apply(key, data)
+            for _, data in self.store.iter_records(ATTEMPT_KIND):  # paged, never all at once
+                self._apply(data)
         finally:
             self._deferred = False
         self._link_components()
@@ -261,17 +261,17 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         self._ensure_loaded()
         return self._error_fixes
 
-    def _apply(self, key: str, d: dict[str, Any]) -> None:
+    def _apply(self, d: dict[str, Any]) -> None:
         """Fold one attempt record into the lookups.
 
         Error → fix links cross runs: a success of a task links every error its failed attempts
         hit in any run (earlier ones), and a failed attempt of a task that already has a success
         links its errors to that success.
 
-        A record already folded in (its key is ``run \x1f task \x1f attempt``) is skipped: for a
-        record with a trace, its attempt number is found among the run's attempts of the task
-        (no set of every key is kept: 20 MB at 100k tasks); one without a trace (a seed) only
-        adds what is there already.
+        A record already folded in (a record is keyed by its run, task and attempt number) is
+        skipped: for a record with a trace, its number is found among the run's attempts of the
+        task (no set of every key is kept: 20 MB at 100k tasks); one without a trace (a seed)
+        only adds what is there already.
         """
         # ids repeated across records are held once (each decoded record has its own copies)
         task_id, td, run = intern(d["task_id"]), intern(d["td"]), intern(d["run_id"])
@@ -388,8 +388,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         for td, comps in batch.td_components.items():
             if len(comps) != len(self._td_comps.get(td, ())):
                 self._td_comps[td] = tuple(comps)
-        for key, data in batch.rows:
-            self._apply(key, data)
+        for _, data in batch.rows:
+            self._apply(data)
         return [key for key, _ in batch.rows]
 
     def record_stream(self, entries: Iterable[AttemptInput], *, batch_size: int = 1000) -> int:
