@@ -13,9 +13,9 @@ Example:
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    5
+    6
     >>> read_schema_version(conn, ":memory:")
-    5
+    6
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from costeer_lab.errors import SchemaVersionError, StoreError
+from costeer_lab.store._interned import interned_ids_sql
 from costeer_lab.store._snapshot_schema import VECTORS_ONCE_SQL, install_sqlite_snapshots
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "read_schema_version"]
@@ -128,6 +129,20 @@ def _v5_triggers_while_snapshots(conn: sqlite3.Connection) -> None:
     install_sqlite_snapshots(conn)
 
 
+def _v6_interned_ids(conn: sqlite3.Connection) -> None:
+    """Version 6: node ids and edge endpoints interned in ``ids`` (see
+    :func:`~costeer_lab.store._snapshot_schema.interned_ids_sql`); nodes are keyed by their id's
+    integer, edges by the integers of their endpoints, so new rows append to the indexes."""
+    for table in ("nodes", "edges", "vectors", "records", "collections"):
+        for event in ("insert", "update", "delete"):  # the rebuild is not a change to log
+            conn.execute(f"DROP TRIGGER IF EXISTS snap_{table}_{event}")
+    for statement in interned_ids_sql("sqlite"):
+        conn.execute(statement)
+    install_sqlite_snapshots(conn)  # shadow tables of the new layout, then their old entries
+    for statement in interned_ids_sql("sqlite", shadows=True):
+        conn.execute(statement)
+
+
 #: Ordered migration steps; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
@@ -135,6 +150,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v3_vectors_once,
     _v4_collection_etag,
     _v5_triggers_while_snapshots,
+    _v6_interned_ids,
 )
 
 #: Schema version written by this code.

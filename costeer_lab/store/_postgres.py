@@ -175,7 +175,8 @@ class PostgresStore(PostgresDataMixin, SnapshotMixin):
     def _delete_edge_keys(self, conn: Any, keys: list[tuple[str, ...]]) -> int:
         cur = conn.execute(
             "DELETE FROM edges e USING unnest(%s::text[], %s::text[], %s::text[]) "
-            "AS k(src, dst, kind) WHERE e.src = k.src AND e.dst = k.dst AND e.kind = k.kind",
+            "AS k(src, dst, kind), ids s, ids d WHERE s.id = k.src AND d.id = k.dst "
+            "AND e.src = s.seq AND e.dst = d.seq AND e.kind = k.kind",
             ([r[0] for r in keys], [r[1] for r in keys], [r[2] for r in keys]),
         )
         return int(cur.rowcount)

@@ -17,7 +17,7 @@ test that opens a database of the previous version. Keep it in step with the SQL
 
 Example:
     >>> PG_SCHEMA_VERSION
-    5
+    6
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from costeer_lab.errors import SchemaVersionError, StoreError
+from costeer_lab.store._interned import interned_ids_sql
 from costeer_lab.store._snapshot_schema import install_postgres_snapshots
 
 if TYPE_CHECKING:
@@ -150,6 +151,20 @@ def _v5_triggers_while_snapshots(conn: psycopg.Connection[tuple[object, ...]]) -
     install_postgres_snapshots(conn)
 
 
+def _v6_interned_ids(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Version 6: node ids and edge endpoints interned in ``ids``; nodes keyed by their id's
+    integer, edges by their endpoints' (``_interned``). Takes the store's write lock first."""
+    schema = str(conn.execute("SELECT current_schema()").fetchone()[0])  # type: ignore[index]
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(%s)", (advisory_key("costeer_lab", schema, "write"),)
+    )
+    for statement in interned_ids_sql("postgres"):
+        conn.execute(statement)
+    install_postgres_snapshots(conn)  # shadow tables of the new layout, then their old entries
+    for statement in interned_ids_sql("postgres", shadows=True):
+        conn.execute(statement)
+
+
 #: Ordered migration steps; ``PG_MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``.
 PG_MIGRATIONS: tuple[PgMigration, ...] = (
     _v1_initial,
@@ -157,6 +172,7 @@ PG_MIGRATIONS: tuple[PgMigration, ...] = (
     _v3_vectors_once,
     _v4_collection_etag,
     _v5_triggers_while_snapshots,
+    _v6_interned_ids,
 )
 
 #: Schema version written by this code.

@@ -62,6 +62,17 @@ __all__ = ["EDGE_COLS", "NODE_COLS", "RelationalMixin", "node_from_row"]
 
 NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
 EDGE_COLS = "src, dst, kind, attrs, created_at"
+
+
+def _name(number: str) -> str:
+    """The text id whose number in ``ids`` is the column ``number``."""
+    return f"(SELECT ids.id FROM ids WHERE ids.seq = {number})"
+
+
+#: The columns of :data:`NODE_COLS`, read from ``nodes`` (whose rows hold the id's number).
+_NODE_SELECT = f"{_name('nodes.seq')} AS id, kind, content, attrs, created_at, updated_at"
+#: An edge's endpoints, as text.
+_EDGE_ENDS = f"{_name('edges.src')}, {_name('edges.dst')}"
 _RESERVED_META = frozenset({"schema_version"})
 _PAGE = 2000  # rows per query of a paged read
 
@@ -155,17 +166,32 @@ class RelationalMixin(BaseStore):
         return self._write()
 
     # -- nodes ---------------------------------------------------------------------------------
+    # Node ids and edge endpoints are interned in ``ids`` (``_interned``): ``nodes.seq`` is the
+    # id's number there, ``edges.src`` / ``edges.dst`` the endpoints' numbers.
+    def _number(self) -> str:
+        """The number of the id given as the next parameter (interned before it is used)."""
+        return f"(SELECT ids.seq FROM ids WHERE ids.id = {self._p})"
+
+    def _intern(self, conn: Any, ids: Iterable[str]) -> None:
+        """Give every id of ``ids`` a number in ``ids`` (inside :meth:`_write`)."""
+        self._many(
+            conn,
+            f"INSERT INTO ids (id) VALUES ({self._p}) ON CONFLICT (id) DO NOTHING",
+            [(i,) for i in dict.fromkeys(ids)],
+        )
+
     def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
         now = time.time()
         rows = node_rows(nodes, now)
         if not rows:
             return
-        p = self._p
+        p, num = self._p, self._number()
         with self._write() as conn:
+            self._intern(conn, (row[0] for row in rows))
             self._many(
                 conn,
-                f"INSERT INTO nodes ({NODE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}, {p}) "
-                "ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
+                f"INSERT INTO nodes (seq, {NODE_COLS.partition(', ')[2]}) VALUES ({num}, "
+                f"{p}, {p}, {p}, {p}, {p}) ON CONFLICT (seq) DO UPDATE SET kind = excluded.kind, "
                 "content = excluded.content, attrs = excluded.attrs, "
                 f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
                 rows,
@@ -176,17 +202,19 @@ class RelationalMixin(BaseStore):
         if not wanted:
             return []
         rows = self._rows(
-            f"SELECT {NODE_COLS} FROM nodes WHERE {self._in('id')}", (self._array(wanted),)
+            "SELECT i.id, n.kind, n.content, n.attrs, n.created_at, n.updated_at FROM ids i "
+            f"JOIN nodes n ON n.seq = i.seq WHERE {self._in('i.id')}",
+            (self._array(wanted),),
         )
         found = {row[0]: row for row in rows}
         return [node_from_row(found[i]) for i in wanted if i in found]
 
     def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
-        for row in self._paged_kind(f"SELECT seq, {NODE_COLS} FROM nodes", kind):
+        for row in self._paged_kind(f"SELECT seq, {_NODE_SELECT} FROM nodes", kind):
             yield node_from_row(row[1:])
 
     def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
-        for row in self._paged_kind("SELECT seq, id, kind FROM nodes", kind):
+        for row in self._paged_kind(f"SELECT seq, {_name('nodes.seq')}, kind FROM nodes", kind):
             yield row[1], row[2]
 
     def count_nodes(self, kind: str | None = None) -> int:
@@ -197,11 +225,12 @@ class RelationalMixin(BaseStore):
         if not wanted:
             return 0
         ids_ = self._array(wanted)
+        numbers = f"(SELECT seq FROM ids WHERE {self._in('id')})"
         with self._write() as conn:
             conn.execute(
-                f"DELETE FROM edges WHERE {self._in('src')} OR {self._in('dst')}", (ids_, ids_)
+                f"DELETE FROM edges WHERE src IN {numbers} OR dst IN {numbers}", (ids_, ids_)
             )
-            return int(conn.execute(f"DELETE FROM nodes WHERE {self._in('id')}", (ids_,)).rowcount)
+            return int(conn.execute(f"DELETE FROM nodes WHERE seq IN {numbers}", (ids_,)).rowcount)
 
     # -- edges ---------------------------------------------------------------------------------
     def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
@@ -209,30 +238,34 @@ class RelationalMixin(BaseStore):
         rows = edge_rows(edges, now)
         if not rows:
             return
-        p = self._p
+        p, num = self._p, self._number()
         with self._write() as conn:
+            self._intern(conn, (end for row in rows for end in row[:2]))
             self._many(
                 conn,
-                f"INSERT INTO edges ({EDGE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}) "
+                f"INSERT INTO edges ({EDGE_COLS}) VALUES ({num}, {num}, {p}, {p}, {p}) "
                 "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
                 rows,
             )
 
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
-        p = self._p
+        p, num = self._p, self._number()
         where, params = [], []
         if kind is not None:
             where.append(f"kind = {p}")
             params.append(check_str(kind, "kind"))
         if node is not None:
-            where.append(f"(src = {p} OR dst = {p})")
+            where.append(f"(src = {num} OR dst = {num})")
             params += [check_str(node, "node"), node]
-        sql = f"SELECT seq, {EDGE_COLS} FROM edges WHERE {' AND '.join([*where, f'seq > {p}'])}"
+        sql = (
+            f"SELECT seq, {_EDGE_ENDS}, kind, attrs, created_at FROM edges "
+            f"WHERE {' AND '.join([*where, f'seq > {p}'])}"
+        )
         for row in self._paged(sql, tuple(params)):
             yield EdgeRecord(row[1], row[2], row[3], loads_json(row[4]), row[5])
 
     def iter_edge_keys(self, kind: str | None = None) -> Iterator[tuple[str, str, str]]:
-        for row in self._paged_kind("SELECT seq, src, dst, kind FROM edges", kind):
+        for row in self._paged_kind(f"SELECT seq, {_EDGE_ENDS}, kind FROM edges", kind):
             yield row[1], row[2], row[3]
 
     def count_edges(self, kind: str | None = None) -> int:

@@ -33,7 +33,7 @@ Example:
     >>> from costeer_lab.store._migrations import migrate
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> migrate(conn, ":memory:")
-    5
+    6
     >>> sorted(r[0] for r in conn.execute(
     ...     "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'snap_*'"))
     ['snap_collections', 'snap_edges', 'snap_nodes', 'snap_records', 'snap_vectors']
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "INTERNED",
     "RESTORED",
     "VERSIONED",
     "arm_postgres_triggers",
@@ -63,12 +64,14 @@ __all__ = [
 
 #: Versioned tables and their key columns.
 VERSIONED: dict[str, tuple[str, ...]] = {
-    "nodes": ("id",),
+    "nodes": ("seq",),
     "edges": ("src", "dst", "kind"),
     "vectors": ("collection", "item_id"),
     "records": ("kind", "key"),
     "collections": ("name",),
 }
+#: Key columns holding the number of an interned id (``_interned``): a diff names their text.
+INTERNED: dict[str, tuple[str, ...]] = {"nodes": ("seq",), "edges": ("src", "dst")}
 #: Tables a rollback restores (collection versions only ever go up: a rollback bumps them).
 RESTORED = ("nodes", "edges", "vectors", "records")
 

@@ -55,7 +55,13 @@ from costeer_lab._redact import redact_url
 from costeer_lab.errors import InvalidInputError, StoreError, UnknownNameError, did_you_mean
 from costeer_lab.store._base import BaseStore
 from costeer_lab.store._codec import check_str
-from costeer_lab.store._snapshot_schema import RESTORED, VERSIONED, as_of_sql, key_match
+from costeer_lab.store._snapshot_schema import (
+    INTERNED,
+    RESTORED,
+    VERSIONED,
+    as_of_sql,
+    key_match,
+)
 from costeer_lab.store._types import Snapshot, StoreDiff, TableDiff
 
 __all__ = ["SnapshotMixin"]
@@ -256,7 +262,13 @@ class SnapshotMixin(BaseStore):
         bounds: tuple[int, ...] = (lo,) if hi is None else (lo, hi)
         changed = f"SELECT {', '.join(keys)} FROM {prefix}snap_{table} WHERE {window}"
         texts = [self._snap_text(f"x.{c}") for c in compared]
-        picked = ", ".join([*(f"x.{k}" for k in keys), *texts])
+        named = [  # a key holding an interned id's number is shown as the id
+            f"(SELECT i.id FROM {prefix}ids i WHERE i.seq = x.{k})"
+            if k in INTERNED.get(table, ())
+            else f"x.{k}"
+            for k in keys
+        ]
+        picked = ", ".join([*named, *texts])
 
         def state(epoch: int | None) -> dict[tuple[str, ...], tuple[Any, ...]]:
             if epoch is None:  # now: the live rows of the changed keys

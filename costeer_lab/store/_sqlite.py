@@ -139,7 +139,11 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         return f"SQLiteStore({self.path!r}, {state})"
 
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
-        cur = conn.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", keys)
+        cur = conn.executemany(
+            "DELETE FROM edges WHERE src = (SELECT seq FROM ids WHERE id = ?) "
+            "AND dst = (SELECT seq FROM ids WHERE id = ?) AND kind = ?",
+            keys,
+        )
         return int(cur.rowcount)
 
     # -- snapshot hooks (``_snapshots.py``) ------------------------------------------------------

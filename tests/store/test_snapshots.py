@@ -195,14 +195,15 @@ def _install_failing_trigger(store: BaseStore) -> None:
     if store.url.startswith("sqlite"):
         conn = store._connection()  # type: ignore[attr-defined]
         conn.execute(
-            "CREATE TRIGGER fail_restore BEFORE INSERT ON nodes WHEN NEW.id = 'n1' "
+            "CREATE TRIGGER fail_restore BEFORE INSERT ON nodes "
+            "WHEN NEW.seq = (SELECT seq FROM ids WHERE id = 'n1') "
             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
         )
     else:
         conn = store._connection()  # type: ignore[attr-defined]
         conn.execute(
             "CREATE FUNCTION fail_restore() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            "IF NEW.id = 'n1' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; "
+            "IF NEW.seq = (SELECT seq FROM ids WHERE id = 'n1') THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; "
             "END $$"
         )
         conn.execute(
