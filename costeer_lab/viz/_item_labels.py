@@ -33,10 +33,13 @@ _WORDS = {
     "component": "component",
     "error": "error",
 }
-_QUERY = (
-    "SELECT id, kind, content, coalesce(json_extract(attrs, '$.task_id'), "
-    "json_extract(attrs, '$.task.id'), '') FROM nodes WHERE id IN ({})"
-)
+_TASK = "coalesce(json_extract(attrs, '$.task_id'), json_extract(attrs, '$.task.id'), '')"
+#: Since schema 6 node ids are interned in ``ids`` (``store/_interned.py``); before, a column.
+_QUERY = {
+    True: f"SELECT i.id, kind, content, {_TASK} FROM ids i JOIN nodes n ON n.seq = i.seq "
+    "WHERE i.id IN ({})",
+    False: f"SELECT id, kind, content, {_TASK} FROM nodes WHERE id IN ({{}})",
+}
 
 
 def _read(db: Path, ids: list[str]) -> dict[str, str]:
@@ -46,9 +49,13 @@ def _read(db: Path, ids: list[str]) -> dict[str, str]:
     except sqlite3.Error:
         return found
     try:
+        interned = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ids'"
+        ).fetchone()
+        query = _QUERY[interned is not None]
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            rows = conn.execute(_QUERY.format(",".join("?" * len(chunk))), chunk).fetchall()
+            rows = conn.execute(query.format(",".join("?" * len(chunk))), chunk).fetchall()
             for node, kind, content, task in rows:
                 if task:
                     found[str(node)] = str(task)

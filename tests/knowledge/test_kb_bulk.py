@@ -242,14 +242,20 @@ def _old_layout_copy(src: SQLiteStore, path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     migrate(conn, str(path), MIGRATIONS[:2])
     conn.execute("ATTACH DATABASE ? AS new", (src.path,))
-    for table, cols in (
-        ("nodes", "id, kind, content, attrs, created_at, updated_at"),
-        ("edges", "src, dst, kind, attrs, created_at"),
-        ("records", "kind, key, data, created_at, updated_at"),
-        ("collections", "name, version"),
-        ("vectors", "collection, item_id, embedder_id, dim, vector"),
-    ):
-        conn.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM new.{table}")
+    name = "(SELECT id FROM new.ids i WHERE i.seq = t.{})"  # ids are text in schema 2
+    for table, cols, picked in (
+        ("nodes", "id, kind, content, attrs, created_at, updated_at",
+         f"{name.format('seq')}, kind, content, attrs, created_at, updated_at"),
+        ("edges", "src, dst, kind, attrs, created_at",
+         f"{name.format('src')}, {name.format('dst')}, kind, attrs, created_at"),
+        ("records", "kind, key, data, created_at, updated_at", None),
+        ("collections", "name, version", None),
+        ("vectors", "collection, item_id, embedder_id, dim, vector", None),
+    ):  # fmt: skip
+        conn.execute(
+            f"INSERT INTO main.{table} ({cols}) SELECT {picked or cols} FROM new.{table} t "
+            "ORDER BY t.rowid"
+        )
     conn.execute(
         "INSERT INTO main.embedding_cache SELECT embedder_id, text_sha256, dim, vector "
         "FROM new.vectors"

@@ -68,8 +68,9 @@ def test_task_knowledge_matches_the_stored_graph(kb_file: Path, store: BaseStore
         k = get_task_knowledge(store, entry.task_id)
         traces = _sql(
             kb_file,
-            "SELECT n.id, n.attrs FROM edges e JOIN nodes n ON n.id = e.src "
-            "WHERE e.dst = ? AND n.kind = 'task_trace' ORDER BY n.id",
+            "SELECT i.id, n.attrs FROM edges e JOIN nodes n ON n.seq = e.src "
+            "JOIN ids i ON i.seq = n.seq WHERE e.dst = (SELECT seq FROM ids WHERE id = ?) "
+            "AND n.kind = 'task_trace' ORDER BY i.id",
             entry.node_id,
         )
         assert [t.node_id for t in k.traces] == [r[0] for r in traces]
@@ -79,8 +80,9 @@ def test_task_knowledge_matches_the_stored_graph(kb_file: Path, store: BaseStore
             assert t.success is bool(a["feedback"]["final_decision"])
         comps = _sql(
             kb_file,
-            "SELECT n.content FROM edges e JOIN nodes n ON n.id = e.dst "
-            "WHERE e.src = ? AND n.kind = 'component' ORDER BY n.content",
+            "SELECT n.content FROM edges e JOIN nodes n ON n.seq = e.dst "
+            "WHERE e.src = (SELECT seq FROM ids WHERE id = ?) AND n.kind = 'component' "
+            "ORDER BY n.content",
             entry.node_id,
         )
         assert list(k.components) == [c[0] for c in comps] and k.components
@@ -100,7 +102,7 @@ def test_unknown_task_names_the_known_ones(store: BaseStore) -> None:
 
 
 def test_labels_name_the_task_and_kind(kb_file: Path, store: BaseStore) -> None:
-    rows = _sql(kb_file, "SELECT id, kind, attrs FROM nodes")
+    rows = _sql(kb_file, "SELECT i.id, kind, attrs FROM nodes n JOIN ids i USING (seq)")
     names = {t.node_id: t.name for t in list_tasks(store)}
     for nid, kind, attrs in rows:
         label = knowledge_label(store, nid)
