@@ -88,11 +88,12 @@ def interned_ids_sql(
         )
     pg = dialect == "postgres"
     cols = _POSTGRES if pg else _SQLITE
-    intern = (
-        (lambda select: f"INSERT INTO ids (id) {select} ON CONFLICT (id) DO NOTHING")
-        if pg
-        else (lambda select: f"INSERT OR IGNORE INTO ids (id) {select}")
-    )
+
+    def intern(select: str) -> str:
+        if pg:
+            return f"INSERT INTO ids (id) {select} ON CONFLICT (id) DO NOTHING"
+        return f"INSERT OR IGNORE INTO ids (id) {select}"
+
     ends = (
         "SELECT x FROM (SELECT {o} AS r, 0 AS o, src AS x FROM {t} "
         "UNION ALL SELECT {o}, 1, dst FROM {t}) e ORDER BY r, o"

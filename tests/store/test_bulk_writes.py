@@ -33,7 +33,8 @@ def _rows(path: Path) -> list[list[tuple[object, ...]]]:
     try:
         return [
             conn.execute(
-                "SELECT n.seq, i.id, kind, content, attrs FROM nodes n JOIN ids i USING (seq) ORDER BY n.seq"
+                "SELECT n.seq, i.id, kind, content, attrs FROM nodes n JOIN ids i USING (seq) "
+                "ORDER BY n.seq"
             ).fetchall(),
             conn.execute("SELECT seq, kind, key, data FROM records ORDER BY seq").fetchall(),
         ]

@@ -203,7 +203,8 @@ def _install_failing_trigger(store: BaseStore) -> None:
         conn = store._connection()  # type: ignore[attr-defined]
         conn.execute(
             "CREATE FUNCTION fail_restore() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            "IF NEW.seq = (SELECT seq FROM ids WHERE id = 'n1') THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; "
+            "IF NEW.seq = (SELECT seq FROM ids WHERE id = 'n1') THEN "
+            "RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; "
             "END $$"
         )
         conn.execute(

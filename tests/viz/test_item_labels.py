@@ -3,6 +3,7 @@ interned layout of schema 6 and the text-keyed one of older files a report may m
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_labels_come_from_an_old_layout_file_without_migrating_it(tmp_path: Path
         conn.execute(
             "INSERT INTO nodes (id, kind, content, attrs, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, 0, 0)",
-            (n.id, n.kind, n.content, '{"task_id": "%s"}' % n.attrs.get("task_id", "")),
+            (n.id, n.kind, n.content, json.dumps(n.attrs)),
         )
     conn.close()
     labels = knowledge_item_labels(tmp_path, [TRACE, COMPONENT])
