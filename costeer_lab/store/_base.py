@@ -52,7 +52,10 @@ class BaseStore(abc.ABC):
       ``created_at`` and gets a new ``updated_at``; an edge keeps its ``created_at``. When one
       call holds the same key twice, the last one wins. A replaced item keeps its position in
       the insertion order.
-    * **Ordering.** ``iter_*`` yield items in insertion order (ties broken by key).
+    * **Ordering.** ``iter_*`` yield items in insertion order (ties broken by key). A node's
+      place is where its id was first stored, as a node or as an edge's endpoint (ids are
+      interned once, see ``_interned``): a node written after an edge that names it comes
+      where the edge named it, and one deleted and written again keeps its old place.
     * **Closed stores.** :meth:`close` is idempotent; any other call on a closed store raises
       :class:`~costeer_lab.errors.StoreError`.
     * **Schema versions.** Opening a store written by a newer schema version raises
@@ -142,7 +145,7 @@ class BaseStore(abc.ABC):
 
     @abc.abstractmethod
     def iter_nodes(self, kind: str | None = None) -> Iterator[NodeRecord]:
-        """All nodes (of one kind when given), in insertion order."""
+        """All nodes (of one kind when given), in insertion order (see the class)."""
 
     def iter_node_kinds(self, kind: str | None = None) -> Iterator[tuple[str, str]]:
         """``(id, kind)`` of all nodes (of one kind when given), in insertion order.

@@ -84,6 +84,9 @@ class PostgresBase(RelationalMixin):
     def _in(self, column: str) -> str:
         return f"{column} = ANY(%s)"
 
+    def _values(self) -> str:
+        return "SELECT unnest(%s::text[])"
+
     def _array(self, values: list[str]) -> list[str]:
         return values
 

@@ -58,6 +58,9 @@ class SQLiteBase(RelationalMixin):
     def _in(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
 
+    def _values(self) -> str:
+        return "SELECT value FROM json_each(?) WHERE true"  # ``WHERE``: before an ``ON CONFLICT``
+
     def _array(self, values: list[str]) -> str:
         return dumps_json(values, what="ids")
 
