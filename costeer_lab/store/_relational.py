@@ -172,33 +172,30 @@ class RelationalMixin(BaseStore):
     # -- nodes ---------------------------------------------------------------------------------
     # Node ids and edge endpoints are interned in ``ids`` (``_interned``): ``nodes.seq`` is the
     # id's number there, ``edges.src`` / ``edges.dst`` the endpoints' numbers.
-    def _number(self) -> str:
-        """The number of the id given as the next parameter (interned before it is used)."""
-        return f"(SELECT ids.seq FROM ids WHERE ids.id = {self._p})"
-
-    def _intern(self, conn: Any, ids: Iterable[str]) -> None:
-        """Give every id of ``ids`` a number in ``ids``, in order (inside :meth:`_write`): one
-        statement over an array parameter (a row per id cost about twice the time)."""
-        conn.execute(
-            f"INSERT INTO ids (id) {self._values()} ON CONFLICT (id) DO NOTHING",
-            (self._array(list(dict.fromkeys(ids))),),
-        )
+    def _numbers(self, conn: Any, ids: Iterable[str]) -> dict[str, int]:
+        """Each id of ``ids`` with its number in ``ids``, giving numbers to new ones in order
+        (inside :meth:`_write`). Two statements over an array parameter, whatever the count:
+        a row per id cost about twice the time, and a lookup per row written more again."""
+        wanted = self._array(list(dict.fromkeys(ids)))
+        conn.execute(f"INSERT INTO ids (id) {self._values()} ON CONFLICT (id) DO NOTHING", (wanted,))
+        rows = conn.execute(f"SELECT id, seq FROM ids WHERE {self._in('id')}", (wanted,))
+        return {str(i): int(n) for i, n in rows.fetchall()}
 
     def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
         now = time.time()
         rows = node_rows(nodes, now)
         if not rows:
             return
-        p, num = self._p, self._number()
+        p = self._p
         with self._write() as conn:
-            self._intern(conn, (row[0] for row in rows))
+            number = self._numbers(conn, (row[0] for row in rows))
             self._many(
                 conn,
-                f"INSERT INTO nodes (seq, {NODE_COLS.partition(', ')[2]}) VALUES ({num}, "
+                f"INSERT INTO nodes (seq, {NODE_COLS.partition(', ')[2]}) VALUES ({p}, "
                 f"{p}, {p}, {p}, {p}, {p}) ON CONFLICT (seq) DO UPDATE SET kind = excluded.kind, "
                 "content = excluded.content, attrs = excluded.attrs, "
                 f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
-                rows,
+                [(number[row[0]], *row[1:]) for row in rows],
             )
 
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
@@ -242,18 +239,18 @@ class RelationalMixin(BaseStore):
         rows = edge_rows(edges, now)
         if not rows:
             return
-        p, num = self._p, self._number()
+        p = self._p
         with self._write() as conn:
-            self._intern(conn, (end for row in rows for end in row[:2]))
+            number = self._numbers(conn, (end for row in rows for end in row[:2]))
             self._many(
                 conn,
-                f"INSERT INTO edges ({EDGE_COLS}) VALUES ({num}, {num}, {p}, {p}, {p}) "
+                f"INSERT INTO edges ({EDGE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}) "
                 "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                rows,
+                [(number[row[0]], number[row[1]], *row[2:]) for row in rows],
             )
 
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
-        p, num = self._p, self._number()
+        p, num = self._p, f"(SELECT ids.seq FROM ids WHERE ids.id = {self._p})"
         where, params = [], []
         if kind is not None:
             where.append(f"kind = {p}")
