@@ -20,6 +20,9 @@ How the package is laid out (issue 27, "one relational layer"):
   ``_postgres_schema``), vector search (``_base``'s exact scan, ``_postgres_search``), reading
   vectors back (``load_vectors``, ``get_cached_embeddings``), deleting edges by key, snapshot
   views and read-only opening (``_sqlite_readonly``).
+* ``_interned``: node ids and edge endpoints numbered once in ``ids`` (schema 6); nodes and
+  edges are keyed by those integers, so new rows append to their indexes instead of landing on
+  random pages of indexes keyed by sha256 text.
 * ``_snapshots.SnapshotMixin``: snapshots, diff, rollback, branch on both backends.
 * ``_rows`` and ``_codec``: input checks and encodings shared by all.
 
