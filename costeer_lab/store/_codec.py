@@ -83,6 +83,33 @@ def check_str(value: object, what: str) -> str:
     return value
 
 
+def check_id(value: object, what: str) -> str:
+    r""":func:`check_str` for a name rows are keyed or looked up by (a node id, an edge
+    endpoint, a record key, a vector id): it must also be plain text, without a NUL character
+    (PostgreSQL text cannot hold one, and SQLite's JSON functions, which carry the ids of a
+    batch, end a string there) or a lone surrogate (not encodable as UTF-8).
+
+    Example:
+        >>> check_id("task_trace:ab12", "node id")
+        'task_trace:ab12'
+        >>> check_id("a\x00b", "node id")
+        Traceback (most recent call last):
+        ...
+        costeer_lab.errors.InvalidInputError: node id must not contain a NUL character, ...
+    """
+    text = check_str(value, what)
+    if "\x00" in text:
+        raise InvalidInputError(f"{what} must not contain a NUL character, got {text!r}")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(
+                f"{what} must be valid Unicode text (it holds a lone surrogate), got {text!r}"
+            ) from None
+    return text
+
+
 def id_list(ids: Sequence[str], what: str) -> list[str]:
     """Validate a sequence of string ids (a bare ``str`` is refused, not split into chars).
 
@@ -92,7 +119,7 @@ def id_list(ids: Sequence[str], what: str) -> list[str]:
     """
     if isinstance(ids, str | bytes):
         raise InvalidInputError(f"{what} must be a sequence of str, got a single {ids!r}")
-    return [check_str(i, what[:-1] if what.endswith("s") else what) for i in ids]
+    return [check_id(i, what[:-1] if what.endswith("s") else what) for i in ids]
 
 
 def encode_vector(vector: npt.ArrayLike) -> bytes:

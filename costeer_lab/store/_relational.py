@@ -45,6 +45,7 @@ from costeer_lab.errors import EmbedderMismatchError, InvalidInputError
 from costeer_lab.store._base import BaseStore, JSONScalar
 from costeer_lab.store._codec import (
     as_matrix,
+    check_id,
     check_str,
     dumps_json,
     encode_vector,
@@ -177,7 +178,9 @@ class RelationalMixin(BaseStore):
         (inside :meth:`_write`). Two statements over an array parameter, whatever the count:
         a row per id cost about twice the time, and a lookup per row written more again."""
         wanted = self._array(list(dict.fromkeys(ids)))
-        conn.execute(f"INSERT INTO ids (id) {self._values()} ON CONFLICT (id) DO NOTHING", (wanted,))
+        conn.execute(
+            f"INSERT INTO ids (id) {self._values()} ON CONFLICT (id) DO NOTHING", (wanted,)
+        )
         rows = conn.execute(f"SELECT id, seq FROM ids WHERE {self._in('id')}", (wanted,))
         return {str(i): int(n) for i, n in rows.fetchall()}
 
@@ -257,7 +260,7 @@ class RelationalMixin(BaseStore):
             params.append(check_str(kind, "kind"))
         if node is not None:
             where.append(f"(src = {num} OR dst = {num})")
-            params += [check_str(node, "node"), node]
+            params += [check_id(node, "node"), node]
         sql = (
             f"SELECT seq, {_EDGE_ENDS}, kind, attrs, created_at FROM edges "
             f"WHERE {' AND '.join([*where, f'seq > {p}'])}"
@@ -277,7 +280,14 @@ class RelationalMixin(BaseStore):
         for key in keys:
             if not (isinstance(key, tuple | list) and len(key) == 3):
                 raise InvalidInputError(f"edge keys must be (src, dst, kind) tuples, got {key!r}")
-            rows.append(tuple(check_str(part, "edge key part") for part in key))
+            src, dst, kind = key
+            rows.append(
+                (
+                    check_id(src, "edge src"),
+                    check_id(dst, "edge dst"),
+                    check_str(kind, "edge kind"),
+                )
+            )
         if not rows:
             return 0
         with self._write() as conn:
@@ -420,7 +430,7 @@ class RelationalMixin(BaseStore):
         for item in items:
             if not (isinstance(item, tuple | list) and len(item) == 2):
                 raise InvalidInputError(f"records must be (key, data) pairs, got {item!r}")
-            key = check_str(item[0], f"key of a {kind!r} record")
+            key = check_id(item[0], f"key of a {kind!r} record")
             rows.append((kind, key, dumps_json(item[1], what=f"record {kind}/{key}"), now, now))
         if not rows:
             return
@@ -438,13 +448,13 @@ class RelationalMixin(BaseStore):
         p = self._p
         rows = self._rows(
             f"SELECT data{self._text_cast} FROM records WHERE kind = {p} AND key = {p}",
-            (check_str(kind, "record kind"), check_str(key, "record key")),
+            (check_str(kind, "record kind"), check_id(key, "record key")),
         )
         return loads_json(rows[0][0]) if rows else None
 
     def get_records(self, kind: str, keys: Sequence[str]) -> dict[str, JSONValue]:
         check_str(kind, "record kind")
-        wanted = [check_str(key, "record key") for key in keys]
+        wanted = [check_id(key, "record key") for key in keys]
         if not wanted:
             return {}
         rows = self._rows(

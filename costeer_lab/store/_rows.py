@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from costeer_lab.errors import InvalidInputError
-from costeer_lab.store._codec import as_matrix, check_str, dumps_json, id_list
+from costeer_lab.store._codec import as_matrix, check_id, check_str, dumps_json, id_list
 from costeer_lab.store._types import EdgeRecord, NodeRecord
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def node_rows(
     for node in nodes:
         if not isinstance(node, NodeRecord):
             raise InvalidInputError(f"put_nodes expects NodeRecord items, got {node!r}")
-        check_str(node.id, "node id")
+        check_id(node.id, "node id")
         check_str(node.kind, f"kind of node {node.id!r}")
         check_str(node.content, f"content of node {node.id!r}")
         if not isinstance(node.attrs, dict):
@@ -42,8 +42,9 @@ def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, s
     for edge in edges:
         if not isinstance(edge, EdgeRecord):
             raise InvalidInputError(f"put_edges expects EdgeRecord items, got {edge!r}")
-        for name in ("src", "dst", "kind"):
-            check_str(getattr(edge, name), f"edge {name}")
+        check_id(edge.src, "edge src")
+        check_id(edge.dst, "edge dst")
+        check_str(edge.kind, "edge kind")
         if not isinstance(edge.attrs, dict):
             raise InvalidInputError(f"attrs of edge {edge.src!r}->{edge.dst!r} must be a dict")
         attrs = (

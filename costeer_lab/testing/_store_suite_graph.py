@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+
 import pytest
 
 from costeer_lab.errors import InvalidInputError
@@ -44,6 +47,41 @@ class GraphStoreTests:
         store.put_nodes([NodeRecord("ノード/1 ✓", "kïnd", "c")])
         assert _ids(store.iter_nodes("kïnd")) == ["ノード/1 ✓"]
         assert store.get_node("ノード/1 ✓") is not None
+
+    def test_odd_ids_round_trip_through_every_keyed_path(self, store: BaseStore) -> None:
+        """Ids travel to the database as a JSON array (interning, lookups): quotes,
+        backslashes, control characters and non-BMP characters must come back unchanged."""
+        ids = [UNICODE, 'q"uote', "back\\slash", "🙂", "\n", "\u2028", " sp ", "a", "ünï"]
+        store.put_nodes([NodeRecord(i, "k", "c") for i in ids])
+        store.put_edges([EdgeRecord(a, b, "e") for a, b in itertools.pairwise(ids)])
+        assert _ids(store.iter_nodes()) == ids
+        assert _ids(store.get_nodes(list(reversed(ids)))) == list(reversed(ids))
+        assert [(e.src, e.dst) for e in store.iter_edges()] == list(itertools.pairwise(ids))
+        assert [e.dst for e in store.iter_edges(node=ids[1])] == [ids[1], ids[2]]
+        assert store.delete_edges([(ids[0], ids[1], "e")]) == 1
+        assert store.delete_nodes([ids[2]]) == 1
+        assert store.count_edges() == len(ids) - 4
+        store.put_records("r", [(i, n) for n, i in enumerate(ids)])
+        assert store.get_records("r", ids) == {i: n for n, i in enumerate(ids)}
+
+    @pytest.mark.parametrize("bad", ["a\x00b", "x\ud800"], ids=["nul", "lone-surrogate"])
+    def test_ids_that_cannot_be_stored_are_refused_by_name(
+        self, store: BaseStore, bad: str
+    ) -> None:
+        store.put_nodes([NodeRecord("ok", "k", "c")])
+        calls: list[tuple[Callable[[], object], str]] = [
+            (lambda: store.put_nodes([NodeRecord(bad, "k", "c")]), "node id"),
+            (lambda: store.put_edges([EdgeRecord("ok", bad, "e")]), "edge dst"),
+            (lambda: store.put_edges([EdgeRecord(bad, "ok", "e")]), "edge src"),
+            (lambda: store.put_records("r", [(bad, 1)]), "key of a 'r' record"),
+            (lambda: store.get_nodes([bad]), "node id"),
+            (lambda: store.get_record("r", bad), "record key"),
+        ]
+        for call, what in calls:
+            with pytest.raises(InvalidInputError, match=f"^{what} must "):
+                call()
+        assert _ids(store.iter_nodes()) == ["ok"] and store.count_edges() == 0
+        assert store.count_records("r") == 0
 
     def test_get_nodes_keeps_given_order_and_skips_missing(self, store: BaseStore) -> None:
         store.put_nodes(NodeRecord(f"n{i}", "k", f"c{i}") for i in range(5))

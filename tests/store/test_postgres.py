@@ -406,8 +406,10 @@ def test_bad_urls_and_values_are_clear(postgres_url: str) -> None:
     with pytest.raises(StoreError, match=r"cannot open store .*\*\*\*"):
         PostgresStore("postgresql://nobody:hunter2@/nodb?host=/nonexistent", connect_timeout_s=2)
     with PostgresStore(postgres_url) as store:
-        with pytest.raises(InvalidInputError, match="refused a value"):
+        with pytest.raises(InvalidInputError, match="must not contain a NUL character"):
             store.put_record("rec", "nul\x00key", 1)  # PostgreSQL text cannot hold NUL
+        with pytest.raises(InvalidInputError, match="refused a value"):
+            store.put_nodes([NodeRecord("n", "k", "nul\x00content")])  # nor in a text column
         assert store.count_records("rec") == 0
         with pytest.raises(InvalidInputError, match="reserved"):
             store.set_meta("schema_version", "2")
