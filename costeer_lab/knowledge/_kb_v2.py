@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from sys import intern
 from typing import Any
@@ -72,6 +72,25 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+@contextmanager
+def _settled_objects_frozen() -> Iterator[Callable[[], None]]:
+    """Yield ``settle``: after each batch, move every object tracked so far into the
+    collector's permanent generation, so the collections that run while the stream's source is
+    drawn from (the collector is on then) no longer walk the lookups already built; they are
+    given back to the collector when the block ends.
+
+    Measured at 100k tasks: the collector took 11.6 µs of each attempt, mostly full
+    collections walking the lookups. Nothing is frozen when the collector is off or another
+    user of :func:`gc.freeze` has frozen objects (unfreezing would release theirs too).
+    """
+    mine = gc.isenabled() and gc.get_freeze_count() == 0
+    try:
+        yield gc.freeze if mine else (lambda: None)
+    finally:
+        if mine:
+            gc.unfreeze()
 
 
 class KnowledgeBaseV2(KBSnapshotsMixin):
@@ -400,7 +419,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         Meanwhile the store is tuned for bulk writes (:meth:`BaseStore.bulk_writes`), and
         while a batch is recorded (not while ``entries`` is drawn from) Python's cyclic garbage
         collector is paused: it would walk every lookup of the KB again and again and find
-        nothing to free.
+        nothing to free; while ``entries`` is drawn from, what the batches before built is
+        frozen out of its reach (:func:`gc.freeze`, undone at the end).
 
         Example:
             >>> from costeer_lab.embed import get_embedder
@@ -416,13 +436,14 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size!r}")
         done = 0
         chunk: list[AttemptInput] = []
-        with self.store.bulk_writes():
+        with self.store.bulk_writes(), _settled_objects_frozen() as settle:
             for e in entries:
                 chunk.append(e)
                 if len(chunk) == batch_size:
                     with _collector_paused():
                         done += len(self.record_many(chunk))
                     chunk = []
+                    settle()
             if chunk:
                 with _collector_paused():
                     done += len(self.record_many(chunk))

@@ -339,6 +339,43 @@ def test_record_stream_tunes_then_restores(tmp_path: Path, collector_on: bool) -
     assert conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
 
 
+def _noting_frozen(items: Sequence[AttemptInput], seen: list[int]) -> Iterator[AttemptInput]:
+    for e in items:
+        seen.append(gc.get_freeze_count())
+        yield e
+
+
+def test_record_stream_freezes_what_earlier_batches_built_and_gives_it_back(
+    tmp_path: Path,
+) -> None:
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "kb.db"), HashingEmbedder())
+    items, seen = _attempts(12, seed=5), []  # type: ignore[var-annotated]
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert gc.get_freeze_count() == 0
+        kb.record_stream(_noting_frozen(items, seen), batch_size=5)
+        # the first batch is drawn before anything is frozen; the later ones after a freeze
+        assert seen[0] == 0 and min(seen[5:]) > 0
+        assert gc.get_freeze_count() == 0  # given back
+        with pytest.raises(RuntimeError, match="source"):
+            kb.record_stream(_failing_source(items), batch_size=5)
+        assert gc.get_freeze_count() == 0  # given back after a failure too
+        gc.freeze()  # someone else's frozen objects: left alone
+        theirs = gc.get_freeze_count()
+        seen.clear()
+        kb.record_stream(_noting_frozen(items, seen), batch_size=5)
+        assert set(seen) == {theirs} and gc.get_freeze_count() == theirs
+        gc.unfreeze()
+        gc.disable()  # the collector off: nothing to freeze for
+        seen.clear()
+        kb.record_stream(_noting_frozen(items, seen), batch_size=5)
+        assert set(seen) == {0}
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
 def _failing_source(items: Sequence[AttemptInput]) -> Iterator[AttemptInput]:
     yield from items[:7]
     raise RuntimeError("source broke")
