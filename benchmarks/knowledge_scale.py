@@ -5,8 +5,8 @@ fingerprints or returns wrong values; nine tasks in ten end solved), in 10 runs.
 Per size, three fresh processes (so each peak RSS is its own):
 
 * **build**: ``record_stream`` of the attempts generated 1,000 tasks at a time, in its default
-  transactions (5,000 attempts) (``insert_items_per_s``; ``build_peak_rss_mb`` is read right after it); baseline:
-  the first 500 attempts recorded one ``record`` call (one transaction) each, on a fresh store
+  transactions (5,000 attempts) (``insert_items_per_s``; ``build_peak_rss_mb`` is read right
+  after it); baseline: the first 500 attempts recorded one ``record`` call (one transaction) each, on a fresh store
   (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
   (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
   means recording is flat in N). ``close_s``: closing the KB, which saves its vector indexes
