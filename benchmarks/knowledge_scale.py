@@ -6,14 +6,14 @@ Per size, three fresh processes (so each peak RSS is its own):
 
 * **build**: ``record_stream`` of the attempts generated 1,000 tasks at a time, in its default
   transactions (5,000 attempts) (``insert_items_per_s``; ``build_peak_rss_mb`` is read right
-  after it); baseline: the first 500 attempts recorded one ``record`` call (one transaction) each, on a fresh store
-  (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
-  (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
-  means recording is flat in N). ``close_s``: closing the KB, which saves its vector indexes
-  (building the HNSW graph once when the default ``index_kind="auto"`` calls for one). Store
-  bytes per task: every
-  file of the store (database, WAL, shared memory; tables, indexes and free pages) while it is
-  open (``store_bytes_per_task_open``) and after closing it (``store_bytes_per_task``).
+  after it); baseline: the first 500 attempts recorded one ``record`` call (one transaction)
+  each, on a fresh store (``insert_bulk_over_single_ratio``). Then single ``record`` calls on
+  the full KB (``record_ms_p50``) against the same on an empty KB
+  (``record_empty_over_full_ratio``: 1 means recording is flat in N). ``close_s``: closing the
+  KB, which saves its vector indexes (building the HNSW graph once when the default
+  ``index_kind="auto"`` calls for one). Store bytes per task: every file of the store
+  (database, WAL, shared memory; tables, indexes and free pages) while it is open
+  (``store_bytes_per_task_open``) and after closing it (``store_bytes_per_task``).
 * **serve**: open the KB with the default settings (``open_s``: the indexes read from the
   files the build's ``kb.close()`` saved; ``index_hnsw`` 1 when ``auto`` chose HNSW for the
   task descriptions), the lookups read on first use (``first_use_s``), V2 queries of unseen
