@@ -1,15 +1,17 @@
 """What integer keys would save on the knowledge base's writes (issue 27: insert at 100k).
 
-The store keys edges by ``(src, dst, kind)`` and vectors by ``(collection, item_id)``, where the
-ids are 64-character sha256 hex strings: each new row lands on a random leaf page of each index,
-and a batch dirties about as many pages as it has rows. This benchmark replays the knowledge
+Before schema 6 the store keyed edges by ``(src, dst, kind)`` and vectors by
+``(collection, item_id)``, where the ids are 64-character sha256 hex strings: each new row
+landed on a random leaf page of each index, and a batch dirtied about as many pages as it had
+rows. This benchmark replays the knowledge
 base's write pattern in plain ``sqlite3`` with the store's pragmas (WAL, ``synchronous=NORMAL``,
 the 32 MiB bulk-write cache), per task: its description node, its vector and five
 ``has_component`` edges; per attempt (1-3 per task): a trace node, a ``trace_of`` and a
 ``hit_error`` edge and an attempt record; one transaction per 500 tasks. Two layouts, each in a
-fresh file, in the same process:
+fresh file, in the same process (it sized the change that schema 6 then made, see
+``store/_interned.py``; kept to show the effect of key layout alone):
 
-* **text** (baseline, today's schema): edges and vectors keyed by the text ids.
+* **text** (baseline, the schema before version 6): edges and vectors keyed by the text ids.
 * **int**: the same rows, edges and vectors keyed by the nodes' integer ``seq`` (the
   ``nodes.id`` index stays: ids are still looked up), so new rows append.
 
