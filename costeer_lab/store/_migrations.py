@@ -131,7 +131,7 @@ def _v5_triggers_while_snapshots(conn: sqlite3.Connection) -> None:
 
 def _v6_interned_ids(conn: sqlite3.Connection) -> None:
     """Version 6: node ids and edge endpoints interned in ``ids`` (see
-    :func:`~costeer_lab.store._snapshot_schema.interned_ids_sql`); nodes are keyed by their id's
+    :func:`~costeer_lab.store._interned.interned_ids_sql`); nodes are keyed by their id's
     integer, edges by the integers of their endpoints, so new rows append to the indexes."""
     for table in ("nodes", "edges", "vectors", "records", "collections"):
         for event in ("insert", "update", "delete"):  # the rebuild is not a change to log

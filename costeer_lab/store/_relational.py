@@ -59,7 +59,7 @@ from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["EDGE_COLS", "NODE_COLS", "RelationalMixin", "node_from_row"]
+__all__ = ["EDGE_COLS", "NODE_COLS", "RelationalMixin", "node_from_row", "number_of"]
 
 NODE_COLS = "id, kind, content, attrs, created_at, updated_at"
 EDGE_COLS = "src, dst, kind, attrs, created_at"
@@ -70,8 +70,15 @@ def _name(number: str) -> str:
     return f"(SELECT ids.id FROM ids WHERE ids.seq = {number})"
 
 
-#: The columns of :data:`NODE_COLS`, read from ``nodes`` (whose rows hold the id's number).
-_NODE_SELECT = f"{_name('nodes.seq')} AS id, kind, content, attrs, created_at, updated_at"
+def number_of(param: str) -> str:
+    """The number in ``ids`` of the text id given as the parameter ``param``."""
+    return f"(SELECT ids.seq FROM ids WHERE ids.id = {param})"
+
+
+#: A node's columns but its id (a ``nodes`` row holds the id's number as ``seq``).
+_NODE_DATA = "kind, content, attrs, created_at, updated_at"
+#: The columns of :data:`NODE_COLS`, read from ``nodes``.
+_NODE_SELECT = f"{_name('nodes.seq')} AS id, {_NODE_DATA}"
 #: An edge's endpoints, as text.
 _EDGE_ENDS = f"{_name('edges.src')}, {_name('edges.dst')}"
 _RESERVED_META = frozenset({"schema_version"})
@@ -194,7 +201,7 @@ class RelationalMixin(BaseStore):
             number = self._numbers(conn, (row[0] for row in rows))
             self._many(
                 conn,
-                f"INSERT INTO nodes (seq, {NODE_COLS.partition(', ')[2]}) VALUES ({p}, "
+                f"INSERT INTO nodes (seq, {_NODE_DATA}) VALUES ({p}, "
                 f"{p}, {p}, {p}, {p}, {p}) ON CONFLICT (seq) DO UPDATE SET kind = excluded.kind, "
                 "content = excluded.content, attrs = excluded.attrs, "
                 f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
@@ -253,7 +260,7 @@ class RelationalMixin(BaseStore):
             )
 
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
-        p, num = self._p, f"(SELECT ids.seq FROM ids WHERE ids.id = {self._p})"
+        p, num = self._p, number_of(self._p)
         where, params = [], []
         if kind is not None:
             where.append(f"kind = {p}")

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from costeer_lab.errors import InvalidInputError, SchemaVersionError, StoreError
 from costeer_lab.store._migrations import SCHEMA_VERSION, migrate, read_schema_version
+from costeer_lab.store._relational import number_of
 from costeer_lab.store._snapshot_schema import VERSIONED, arm_sqlite_triggers, as_of_sql
 from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
@@ -140,8 +141,8 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
 
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
         cur = conn.executemany(
-            "DELETE FROM edges WHERE src = (SELECT seq FROM ids WHERE id = ?) "
-            "AND dst = (SELECT seq FROM ids WHERE id = ?) AND kind = ?",
+            f"DELETE FROM edges WHERE src = {number_of('?')} AND dst = {number_of('?')} "
+            "AND kind = ?",
             keys,
         )
         return int(cur.rowcount)
