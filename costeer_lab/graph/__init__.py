@@ -28,7 +28,7 @@ from costeer_lab.graph._ops import (
     nodes_of_kind,
     similar_nodes,
 )
-from costeer_lab.graph._stored import KnowledgeGraph, collection_name
+from costeer_lab.graph._stored import GraphWrite, KnowledgeGraph, collection_name
 
 __all__ = [
     "COMPONENT",
@@ -41,6 +41,7 @@ __all__ = [
     "TASK_DESCRIPTION",
     "TASK_SUCCESS_IMPLEMENT",
     "TASK_TRACE",
+    "GraphWrite",
     "KnowledgeGraph",
     "collection_name",
     "constrained_query",

@@ -9,18 +9,56 @@ writes before that neither read nor need it (:meth:`KnowledgeGraph.has`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+import numpy as np
+import numpy.typing as npt
 
 from costeer_lab.graph._kinds import node_id
-from costeer_lab.store import BaseStore, EdgeRecord, NodeRecord
+from costeer_lab.store import (
+    BaseStore,
+    BatchWrite,
+    CheckedRows,
+    EdgeRecord,
+    NodeRecord,
+    VectorWrite,
+)
 
 if TYPE_CHECKING:
     from costeer_lab.embed import BaseEmbedder
     from costeer_lab.index import VectorCollection
 
-__all__ = ["KnowledgeGraph", "collection_name"]
+__all__ = ["GraphWrite", "KnowledgeGraph", "collection_name"]
+
+
+@dataclass(frozen=True)
+class GraphWrite:
+    """A write planned by :meth:`KnowledgeGraph.plan_write`: what the store writes
+    (:meth:`batch`) and what the in-memory views take in once it committed."""
+
+    #: Every node written (upserted), by id.
+    nodes: Mapping[str, NodeRecord]
+    #: The edges new to the graph, ``(src, dst) -> kind``.
+    edges: Mapping[tuple[str, str], str]
+    #: The rows of the nodes and of the new edges, checked and encoded.
+    node_rows: CheckedRows
+    edge_rows: CheckedRows
+    #: The vectors of the new nodes of embedded kinds, one write per node kind.
+    vectors: list[tuple[str, VectorWrite]]
+    #: Their raw embeddings for the embedding cache (see ``VectorCollection.vector_write``).
+    cached: list[tuple[str, dict[str, npt.NDArray[np.float32]]]]
+
+    def batch(self, records: Sequence[tuple[str, CheckedRows]] = ()) -> BatchWrite:
+        """The store's transaction of this write, with ``records`` written last."""
+        return BatchWrite(
+            nodes=self.node_rows,
+            cached=self.cached,
+            vectors=[write for _, write in self.vectors],
+            edges=self.edge_rows,
+            records=list(records),
+        )
 
 
 def collection_name(kind: str) -> str:
@@ -165,16 +203,20 @@ class KnowledgeGraph:
         self,
         nodes: Mapping[str, NodeRecord],
         edges: Mapping[tuple[str, str], str],
-        also: Callable[[], object] | None = None,
+        records: Sequence[tuple[str, CheckedRows]] = (),
     ) -> None:
         """Write prepared nodes (ids computed by the caller) and ``(src, dst) -> kind`` edges in
-        one transaction, with the caller's further writes ``also`` (run last, inside it); the
-        in-memory graph changes only once the transaction committed.
+        one transaction, with the caller's ``records`` (``(kind, rows)``, written last); the
+        in-memory graph and the vector indexes change only once the transaction committed.
 
         Nodes of embedded kinds that are new to the graph are embedded with one embedder call
         for all kinds (through the cache). Edges already in the graph are skipped. If the
-        transaction fails, nothing is written, ``G`` is unchanged and any vector index that
-        followed the write is rebuilt at its next sync.
+        transaction fails, nothing is written and nothing in memory changes.
+
+        The steps can be taken apart: :meth:`plan_write` (what is written, as data),
+        :meth:`~costeer_lab.store.BaseStore.write_batch` of its :meth:`GraphWrite.batch`
+        (here or in a writer process) and :meth:`finish_write` (``KnowledgeBaseV2.record_stream``
+        plans the next batch while the writer writes one).
 
         Example:
             >>> from costeer_lab.embed import get_embedder
@@ -186,29 +228,54 @@ class KnowledgeGraph:
             >>> kg.G.number_of_edges(), len(kg.collections["component"])
             (1, 2)
         """
+        plan = self.plan_write(nodes, edges)
+        self.finish_write(plan, self.store.write_batch(plan.batch(records)))
+
+    def plan_write(
+        self,
+        nodes: Mapping[str, NodeRecord],
+        edges: Mapping[tuple[str, str], str],
+        after: GraphWrite | None = None,
+    ) -> GraphWrite:
+        """What :meth:`write` of ``nodes`` and ``edges`` writes: the nodes, the new nodes of
+        embedded kinds with their embeddings (computed here, one embedder call through the
+        cache), and the new edges; nothing is written. ``after``: a write planned before
+        whose :meth:`finish_write` has not run yet (its nodes and edges count as present)."""
         G = self._G  # not read for a write: without it, edges are upserted (idempotent)
+        held_nodes = after.nodes if after is not None else {}
+        held_edges = after.edges if after is not None else {}
         new = [
-            r for r in nodes.values() if r.kind in self.collections and not self.has(r.id, r.kind)
+            r
+            for r in nodes.values()
+            if r.kind in self.collections and r.id not in held_nodes and not self.has(r.id, r.kind)
         ]
-        fresh = [
-            EdgeRecord(s, d, k) for (s, d), k in edges.items() if G is None or not G.has_edge(s, d)
-        ]
-        touched: list[VectorCollection] = []
-        try:
-            with self.store.transaction():
-                self.store.put_nodes(nodes.values())
-                if new:
-                    self._embed_nodes(new, touched)
-                self.store.put_edges(fresh)
-                if also is not None:
-                    also()
-        except BaseException:
-            for col in touched:
-                col.index.source_version = -1  # the store rolled back: rebuild at next sync
-            raise
+        fresh = {
+            (s, d): k
+            for (s, d), k in edges.items()
+            if (s, d) not in held_edges and (G is None or not G.has_edge(s, d))
+        }
+        vectors, cached = self._vector_writes(new)
+        return GraphWrite(
+            nodes,
+            fresh,
+            self.store.check_nodes(nodes.values()),
+            self.store.check_edges(EdgeRecord(s, d, k) for (s, d), k in fresh.items()),
+            vectors,
+            cached,
+        )
+
+    def finish_write(
+        self, plan: GraphWrite, states: Sequence[tuple[tuple[int, str], tuple[int, str]]]
+    ) -> None:
+        """Bring the vector indexes and the in-memory graph along with the committed batch of
+        ``plan`` (``states``: what :meth:`~costeer_lab.store.BaseStore.write_batch` returned);
+        plans are finished in the order they committed."""
+        for (kind, write), (before, after) in zip(plan.vectors, states, strict=True):
+            self.collections[kind].take_write(write, before, after)
+        G = self._G
         if G is not None:
-            G.add_nodes_from((r.id, {"kind": r.kind}) for r in nodes.values())
-            G.add_edges_from((e.src, e.dst, {"kind": e.kind}) for e in fresh)
+            G.add_nodes_from((r.id, {"kind": r.kind}) for r in plan.nodes.values())
+            G.add_edges_from((s, d, {"kind": k}) for (s, d), k in plan.edges.items())
 
     def has(self, nid: str, kind: str) -> bool:
         """Whether node ``nid`` of ``kind`` is stored, without reading :attr:`G` when it is not
@@ -230,19 +297,30 @@ class KnowledgeGraph:
             return nid in col
         return self.store.get_node(nid) is not None
 
-    def _embed_nodes(self, records: Sequence[NodeRecord], touched: list[VectorCollection]) -> None:
-        """Embed new nodes of embedded kinds (one cached embedder call) into their collections."""
+    def _vector_writes(
+        self, records: Sequence[NodeRecord]
+    ) -> tuple[
+        list[tuple[str, VectorWrite]], list[tuple[str, dict[str, npt.NDArray[np.float32]]]]
+    ]:
+        """Embed new nodes of embedded kinds (one cached embedder call for all kinds); their
+        vector write per kind, and what goes to the embedding cache."""
+        if not records:
+            return [], []
         first = next(iter(self.collections.values()))
         raw = first.embedder.embed([r.content for r in records], persist=False)
         rows: dict[str, list[int]] = {}
         for i, r in enumerate(records):
             rows.setdefault(r.kind, []).append(i)
+        vectors, cached = [], []
         for kind, idx in rows.items():
             col = self.collections[kind]
-            touched.append(col)
-            col.upsert_embedded(
+            write, cache = col.vector_write(
                 [records[i].id for i in idx], [records[i].content for i in idx], raw[idx]
             )
+            vectors.append((kind, write))
+            if cache:
+                cached.append((col.embedder.id, cache))
+        return vectors, cached
 
     def add_node(self, kind: str, content: str, attrs: dict[str, Any] | None = None) -> str:
         """Add one node (see :meth:`add_nodes`); returns its id."""

@@ -30,7 +30,7 @@ from costeer_lab.index._kind import HNSW_ABOVE, IndexChoice, effective_kind
 from costeer_lab.index._location import index_file
 from costeer_lab.index._result import SearchResult
 from costeer_lab.index._validate import Filter, check_ids, normalize_rows
-from costeer_lab.store import BaseStore
+from costeer_lab.store import BaseStore, BatchWrite, VectorWrite
 
 __all__ = ["VectorCollection"]
 
@@ -181,19 +181,48 @@ class VectorCollection:
             >>> _ = fresh.embed(["a b"]); (fresh.hits, fresh.misses), len(col)
             ((1, 0), 1)
         """
+        write, cached = self.vector_write(ids, texts, raw)
+        [(before, after)] = self.store.write_batch(
+            BatchWrite(cached=[(self.embedder.id, cached)], vectors=[write])
+        )
+        self.take_write(write, before, after)
+
+    def vector_write(
+        self, ids: Sequence[str], texts: Sequence[str], raw: npt.NDArray[np.float32]
+    ) -> tuple[VectorWrite, dict[str, npt.NDArray[np.float32]]]:
+        """What :meth:`upsert_embedded` writes, prepared (nothing is written): the collection's
+        vectors, and the raw outputs for the embedding cache (``{text sha256: vector}``) that
+        the collection's rows do not hold bit for bit. Written with
+        :meth:`~costeer_lab.store.BaseStore.write_batch`, then :meth:`take_write`.
+
+        Example:
+            >>> from costeer_lab.embed import get_embedder
+            >>> from costeer_lab.store import BatchWrite, get_store
+            >>> col = VectorCollection(get_store(":memory:"), "n", get_embedder("hashing"))
+            >>> write, cached = col.vector_write(["x"], ["a b"], col.embedder.embed(["a b"]))
+            >>> [(before, after)] = col.store.write_batch(BatchWrite(vectors=[write]))
+            >>> len(col), col.store.count_vectors("n")
+            (0, 1)
+            >>> col.take_write(write, before, after); len(col)
+            1
+        """
         id_list = check_ids(ids)
         vectors = normalize_rows(raw, self.embedder.dim, n_rows=len(id_list))
         same = (vectors == np.asarray(raw, dtype=np.float32)).all(axis=1)
         hashes = [text_sha256(t) for t in texts]
-        if not same.all():
-            self.embedder.persist({h: raw[i] for i, h in enumerate(hashes) if not same[i]})
+        cached = {} if same.all() else {h: raw[i] for i, h in enumerate(hashes) if not same[i]}
+        if self.store.read_only:
+            cached = {}  # a read-only store is never written, cache or not
         tags: list[str | None] = [h if ok else None for h, ok in zip(hashes, same, strict=True)]
-        with self.store.transaction():
-            self.store.lock_for_update()  # no other writer between "before" and "after"
-            before = self.store.collection_state(self.name)
-            self.store.put_vectors(self.name, self.embedder.id, id_list, vectors, text_hashes=tags)
-            after = self.store.collection_state(self.name)
-        self._follow(before, after, lambda: self.index.upsert(id_list, vectors))
+        return VectorWrite(self.name, self.embedder.id, id_list, vectors, tags), cached
+
+    def take_write(
+        self, write: VectorWrite, before: tuple[int, str], after: tuple[int, str]
+    ) -> None:
+        """Bring the index along with a committed :meth:`vector_write` (the collection's state
+        ``before`` and ``after`` it): the vectors are added, or the index is rebuilt from the
+        store when it had fallen behind (another writer came first)."""
+        self._follow(before, after, lambda: self.index.upsert(write.ids, write.vectors))
 
     def remove(self, ids: Collection[str]) -> int:
         """Delete ids from the store and the index; returns how many existed in the store."""

@@ -51,8 +51,11 @@ class Batch:
         (2, ['component', 'task_description', 'task_trace'])
     """
 
-    def __init__(self, kb: KnowledgeBaseV2) -> None:
+    def __init__(self, kb: KnowledgeBaseV2, after: Batch | None = None) -> None:
         self.kb = kb
+        #: Nodes of a batch written before this one whose write the graph has not taken in yet
+        #: (``record_stream`` plans a batch while the one before is being written).
+        self._held: dict[str, NodeRecord] = after.nodes if after is not None else {}
         self.nodes: dict[str, NodeRecord] = {}
         self.edges: dict[tuple[str, str], str] = {}
         self.rows: list[tuple[str, dict[str, Any]]] = []
@@ -68,7 +71,7 @@ class Batch:
         self.nodes[nid] = NodeRecord(nid, kind, content, attrs)
 
     def _plain(self, nid: str, kind: str, content: str) -> None:
-        if nid not in self.nodes and not self.kb.graph.has(nid, kind):
+        if nid not in self.nodes and nid not in self._held and not self.kb.graph.has(nid, kind):
             self.nodes[nid] = NodeRecord(nid, kind, content, {})
 
     def _edge(self, src: str, dst: str, kind: str) -> None:

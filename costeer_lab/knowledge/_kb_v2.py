@@ -27,11 +27,13 @@ from costeer_lab.graph import (
     EDGE_HAS_COMPONENT,
     ERROR,
     TASK_DESCRIPTION,
+    GraphWrite,
     KnowledgeGraph,
     node_id,
 )
 from costeer_lab.knowledge._components import BuiltinComponentExtractor, ComponentExtractor
 from costeer_lab.knowledge._kb_batch import Batch as _Batch
+from costeer_lab.knowledge._kb_pipeline import Pipeline
 from costeer_lab.knowledge._kb_records import (
     ATTEMPT_KIND,
     GROUND_TRUTH,
@@ -45,7 +47,7 @@ from costeer_lab.knowledge._kb_records import (
 from costeer_lab.knowledge._kb_snapshots import KBSnapshotsMixin
 from costeer_lab.knowledge._success_index import SuccessIndex
 from costeer_lab.records import Knowledge, SingleFeedback, Task, Workspace
-from costeer_lab.store import BaseStore
+from costeer_lab.store import BaseStore, BatchWrite
 
 #: Component and error node ids kept in memory (the memo is cleared when it is full).
 _ID_MEMO = 65_536
@@ -72,6 +74,22 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+def _chunks(
+    entries: Iterable[AttemptInput], size: int, settle: Callable[[], None]
+) -> Iterator[list[AttemptInput]]:
+    """``entries`` in lists of ``size`` (the last one shorter); ``settle`` runs after each list
+    was used, before the next is drawn."""
+    chunk: list[AttemptInput] = []
+    for e in entries:
+        chunk.append(e)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+            settle()
+    if chunk:
+        yield chunk
 
 
 @contextmanager
@@ -397,21 +415,44 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         is kept (store, graph and lookups). Returns the record keys.
         """
         self._ensure_loaded()
-        batch = _Batch(self)
+        batch = self._batch(entries)
+        plan = self.graph.plan_write(batch.nodes, batch.edges)
+        self._finish(batch, plan, self.store.write_batch(self._batch_write(batch, plan)))
+        return [key for key, _ in batch.rows]
+
+    # The steps of a batch write, which ``record_stream`` runs as a pipeline (``_kb_pipeline``).
+    def _batch(self, entries: Iterable[AttemptInput], after: _Batch | None = None) -> _Batch:
+        """The rows of ``entries``; ``after``: the batch before, if not finished yet."""
+        batch = _Batch(self, after)
         for e in entries:
             batch.add(e)
-        rows = batch.rows
-        self.graph.write(
-            batch.nodes, batch.edges, lambda: self.store.put_records(ATTEMPT_KIND, rows)
-        )
+        return batch
+
+    def _batch_write(self, batch: _Batch, plan: GraphWrite) -> BatchWrite:
+        """The store's transaction of ``batch``: its graph write, then its attempt records."""
+        return plan.batch([(ATTEMPT_KIND, self.store.check_records(ATTEMPT_KIND, batch.rows))])
+
+    def _take_components(self, batch: _Batch) -> None:
+        """Hold the task descriptions' component lists of ``batch``."""
         for td, comps in batch.td_components.items():
             if len(comps) != len(self._td_comps.get(td, ())):
                 self._td_comps[td] = tuple(comps)
+
+    def _finish(
+        self,
+        batch: _Batch,
+        plan: GraphWrite,
+        states: Sequence[tuple[tuple[int, str], tuple[int, str]]],
+    ) -> None:
+        """Bring the graph, the indexes and the lookups along with a committed batch."""
+        self.graph.finish_write(plan, states)
+        self._take_components(batch)
         for _, data in batch.rows:
             self._apply(data)
-        return [key for key, _ in batch.rows]
 
-    def record_stream(self, entries: Iterable[AttemptInput], *, batch_size: int = 5000) -> int:
+    def record_stream(
+        self, entries: Iterable[AttemptInput], *, batch_size: int = 5000, pipelined: bool = True
+    ) -> int:
         """Remember a stream of attempts, one transaction per ``batch_size`` attempts.
 
         Only one batch is held in memory at a time. A failure keeps the batches committed
@@ -428,6 +469,11 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         attempts per batch 5,808-5,876 items/s, 5,000 6,591-6,753, 10,000 6,543, 20,000 6,934;
         a batch is held in memory, and other writers of the store wait for its transaction.
 
+        ``pipelined``: from the second batch on, each batch is written by a writer process
+        (:meth:`~costeer_lab.store.BaseStore.writer_process`: a SQLite store file has one)
+        while this process prepares the next (``_kb_pipeline``); the store ends the same, and
+        the same batches are kept when something fails. ``False``: every batch is written here.
+
         Example:
             >>> from costeer_lab.embed import get_embedder
             >>> from costeer_lab.store import get_store
@@ -440,20 +486,25 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         """
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size!r}")
-        done = 0
-        chunk: list[AttemptInput] = []
         with self.store.bulk_writes(), _settled_objects_frozen() as settle:
-            for e in entries:
-                chunk.append(e)
-                if len(chunk) == batch_size:
+            if not pipelined:
+                done = 0
+                for chunk in _chunks(entries, batch_size, settle):
                     with _collector_paused():
                         done += len(self.record_many(chunk))
-                    chunk = []
-                    settle()
-            if chunk:
+                return done
+            self._ensure_loaded()
+            with Pipeline(self, batch_size) as line:
+                for chunk in _chunks(entries, batch_size, settle):
+                    with _collector_paused():
+                        line.push(chunk)
                 with _collector_paused():
-                    done += len(self.record_many(chunk))
-        return done
+                    line.drain()
+            return line.done
+
+    def _forget(self) -> None:
+        """Have the lookups (and the graph, if read) read again from the store on next use."""
+        self._loaded = False
 
     def add_seed_knowledge(self, items: Sequence[Knowledge]) -> None:
         """Add ground-truth implementations (provenance ``ground_truth``, no trace node).

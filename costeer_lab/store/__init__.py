@@ -35,10 +35,12 @@ Example:
 """
 
 from costeer_lab.store._base import BaseStore
+from costeer_lab.store._batch import BatchWrite, VectorWrite
 from costeer_lab.store._existing import open_existing_store
 from costeer_lab.store._factory import get_store, register_store_scheme
 from costeer_lab.store._migrations import SCHEMA_VERSION
 from costeer_lab.store._postgres import PostgresStore
+from costeer_lab.store._rows import CheckedRows
 from costeer_lab.store._sqlite import SQLiteStore
 from costeer_lab.store._sqlite_readonly import read_only_uri
 from costeer_lab.store._target import check_store_target
@@ -54,6 +56,8 @@ from costeer_lab.store._types import (
 __all__ = [
     "SCHEMA_VERSION",
     "BaseStore",
+    "BatchWrite",
+    "CheckedRows",
     "EdgeRecord",
     "JSONValue",
     "NodeRecord",
@@ -62,6 +66,7 @@ __all__ = [
     "Snapshot",
     "StoreDiff",
     "TableDiff",
+    "VectorWrite",
     "check_store_target",
     "get_store",
     "open_existing_store",

@@ -8,11 +8,14 @@ records.
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Self
 
 from costeer_lab.errors import InvalidInputError
+from costeer_lab.store._batch import BatchWrite, CollectionState
+from costeer_lab.store._rows import CheckedRows, edge_rows, node_rows, record_rows
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord, Snapshot, StoreDiff
 
 if TYPE_CHECKING:
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from costeer_lab.errors import StoreError
+    from costeer_lab.store._writer import WriterProcess
 
 __all__ = ["VECTOR_PAGE", "BaseStore"]
 
@@ -119,6 +123,40 @@ class BaseStore(abc.ABC):
         """
         return nullcontext()
 
+    def writer_process(self) -> WriterProcess | None:
+        """A child process writing batches into this store (:class:`WriterProcess`) while
+        this one goes on, or ``None`` where there is none (this base version: a batch is
+        written here, by :meth:`write_batch`). The SQLite store file has one."""
+        return None
+
+    def write_batch(self, batch: BatchWrite) -> list[tuple[CollectionState, CollectionState]]:
+        """Write ``batch`` (:class:`BatchWrite`) in one transaction; returns the state of each
+        of its vector writes' collections before and after that write (what a vector index
+        following the store needs, :meth:`collection_state`).
+
+        Each collection's write holds the store's write lock (:meth:`lock_for_update`) from
+        before its "before" state is read, so no other writer comes in between.
+        """
+        states: list[tuple[CollectionState, CollectionState]] = []
+        with self.transaction():
+            if batch.nodes is not None:
+                self.put_nodes(batch.nodes)
+            for embedder_id, items in batch.cached:
+                if items:
+                    self.put_cached_embeddings(embedder_id, items)
+            for v in batch.vectors:
+                self.lock_for_update()
+                before = self.collection_state(v.collection)
+                self.put_vectors(
+                    v.collection, v.embedder_id, v.ids, v.vectors, text_hashes=v.text_hashes
+                )
+                states.append((before, self.collection_state(v.collection)))
+            if batch.edges is not None:
+                self.put_edges(batch.edges)
+            for kind, rows in batch.records:
+                self.put_records(kind, rows)
+        return states
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release connections. Idempotent."""
@@ -131,8 +169,13 @@ class BaseStore(abc.ABC):
 
     # -- nodes -----------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        """Insert or replace nodes by id."""
+    def put_nodes(self, nodes: Iterable[NodeRecord] | CheckedRows) -> None:
+        """Insert or replace nodes by id (or the rows :meth:`check_nodes` made of them)."""
+
+    def check_nodes(self, nodes: Iterable[NodeRecord]) -> CheckedRows:
+        """The rows :meth:`put_nodes` writes for ``nodes``, checked and encoded now
+        (:class:`CheckedRows`: a write on another thread is prepared on this one)."""
+        return CheckedRows("nodes", node_rows(nodes, time.time()))
 
     @abc.abstractmethod
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
@@ -173,8 +216,13 @@ class BaseStore(abc.ABC):
 
     # -- edges -----------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        """Insert or replace edges keyed by ``(src, dst, kind)``. Endpoints need not exist yet."""
+    def put_edges(self, edges: Iterable[EdgeRecord] | CheckedRows) -> None:
+        """Insert or replace edges keyed by ``(src, dst, kind)``. Endpoints need not exist yet.
+        Takes the rows :meth:`check_edges` made as well."""
+
+    def check_edges(self, edges: Iterable[EdgeRecord]) -> CheckedRows:
+        """The rows :meth:`put_edges` writes for ``edges``, checked and encoded now."""
+        return CheckedRows("edges", edge_rows(edges, time.time()))
 
     @abc.abstractmethod
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
@@ -375,8 +423,13 @@ class BaseStore(abc.ABC):
 
     # -- JSON records ------------------------------------------------------------------------
     @abc.abstractmethod
-    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
-        """Insert or replace JSON records ``(key, data)`` of a kind."""
+    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]] | CheckedRows) -> None:
+        """Insert or replace JSON records ``(key, data)`` of a kind (or the rows
+        :meth:`check_records` made of them)."""
+
+    def check_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> CheckedRows:
+        """The rows :meth:`put_records` writes for ``items``, checked and encoded now."""
+        return CheckedRows("records", record_rows(kind, items, time.time()))
 
     def put_record(self, kind: str, key: str, data: JSONValue) -> None:
         """Insert or replace one JSON record."""

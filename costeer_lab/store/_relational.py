@@ -12,7 +12,8 @@ search, reading vectors back):
 * ``_in(column)`` and ``_array(values)``: the condition "``column`` is one of the values" and
   its one parameter (``json_each`` of a JSON array, or ``= ANY`` of an array: no limit on the
   number of values); ``_values()``: a ``SELECT`` of such a parameter's values;
-* ``_many(conn, sql, rows)``: run one statement for many rows;
+* ``_many(conn, sql, rows)``: run one statement for many rows; ``_many_interned``: the same
+  for rows starting with ids written as their numbers;
 * ``_vector_column``, ``_vector_p`` and ``_vector_values(matrix)``: how a vector is stored
   (a float32 blob, or a pgvector value sent in binary); ``_vectors_written``: what follows a
   vector write (PostgreSQL builds its HNSW index once a collection is large enough);
@@ -34,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import abc
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
@@ -47,13 +47,12 @@ from costeer_lab.store._codec import (
     as_matrix,
     check_id,
     check_str,
-    dumps_json,
     encode_vector,
     id_list,
     loads_json,
     new_etag,
 )
-from costeer_lab.store._rows import edge_rows, node_rows, vector_input
+from costeer_lab.store._rows import CheckedRows, vector_input
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 if TYPE_CHECKING:
@@ -191,21 +190,30 @@ class RelationalMixin(BaseStore):
         rows = conn.execute(f"SELECT id, seq FROM ids WHERE {self._in('id')}", (wanted,))
         return {str(i): int(n) for i, n in rows.fetchall()}
 
-    def put_nodes(self, nodes: Iterable[NodeRecord]) -> None:
-        now = time.time()
-        rows = node_rows(nodes, now)
-        if not rows:
+    def _many_interned(self, conn: Any, sql: str, checked: CheckedRows, ends: int) -> None:
+        """:meth:`_many` of rows whose first ``ends`` (1 or 2) columns are ids, written as their
+        numbers in ``ids`` (new ids numbered in the order of the rows)."""
+        rows = checked.rows
+        number = self._numbers(conn, (i for row in rows for i in row[:ends]))
+        if ends == 1:
+            self._many(conn, sql, [(number[row[0]], *row[1:]) for row in rows])
+        else:  # edges
+            self._many(conn, sql, [(number[row[0]], number[row[1]], *row[2:]) for row in rows])
+
+    def put_nodes(self, nodes: Iterable[NodeRecord] | CheckedRows) -> None:
+        checked = nodes if isinstance(nodes, CheckedRows) else self.check_nodes(nodes)
+        if not checked.of("nodes"):
             return
         p = self._p
         with self._write() as conn:
-            number = self._numbers(conn, (row[0] for row in rows))
-            self._many(
+            self._many_interned(
                 conn,
                 f"INSERT INTO nodes (seq, {_NODE_DATA}) VALUES ({p}, "
                 f"{p}, {p}, {p}, {p}, {p}) ON CONFLICT (seq) DO UPDATE SET kind = excluded.kind, "
                 "content = excluded.content, attrs = excluded.attrs, "
                 f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
-                [(number[row[0]], *row[1:]) for row in rows],
+                checked,
+                1,
             )
 
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
@@ -244,19 +252,18 @@ class RelationalMixin(BaseStore):
             return int(conn.execute(f"DELETE FROM nodes WHERE seq IN {numbers}", (ids_,)).rowcount)
 
     # -- edges ---------------------------------------------------------------------------------
-    def put_edges(self, edges: Iterable[EdgeRecord]) -> None:
-        now = time.time()
-        rows = edge_rows(edges, now)
-        if not rows:
+    def put_edges(self, edges: Iterable[EdgeRecord] | CheckedRows) -> None:
+        checked = edges if isinstance(edges, CheckedRows) else self.check_edges(edges)
+        if not checked.of("edges"):
             return
         p = self._p
         with self._write() as conn:
-            number = self._numbers(conn, (end for row in rows for end in row[:2]))
-            self._many(
+            self._many_interned(
                 conn,
                 f"INSERT INTO edges ({EDGE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}) "
                 "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                [(number[row[0]], number[row[1]], *row[2:]) for row in rows],
+                checked,
+                2,
             )
 
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
@@ -430,15 +437,14 @@ class RelationalMixin(BaseStore):
         return int(self._rows(sql, (collection,))[0][0])
 
     # -- JSON records --------------------------------------------------------------------------
-    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]]) -> None:
-        check_str(kind, "record kind")
-        now = time.time()
-        rows = []
-        for item in items:
-            if not (isinstance(item, tuple | list) and len(item) == 2):
-                raise InvalidInputError(f"records must be (key, data) pairs, got {item!r}")
-            key = check_id(item[0], f"key of a {kind!r} record")
-            rows.append((kind, key, dumps_json(item[1], what=f"record {kind}/{key}"), now, now))
+    def put_records(self, kind: str, items: Iterable[tuple[str, JSONValue]] | CheckedRows) -> None:
+        if isinstance(items, CheckedRows):
+            checked = items
+            if any(row[0] != kind for row in checked.of("records")):
+                raise InvalidInputError(f"rows checked for another record kind than {kind!r}")
+        else:
+            checked = self.check_records(kind, items)
+        rows = checked.rows
         if not rows:
             return
         p = self._p

@@ -4,18 +4,49 @@ backend writes, or raises :class:`~costeer_lab.errors.InvalidInputError` naming 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.store._codec import as_matrix, check_id, check_str, dumps_json, id_list
-from costeer_lab.store._types import EdgeRecord, NodeRecord
+from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["edge_rows", "node_rows", "vector_input"]
+__all__ = ["CheckedRows", "edge_rows", "node_rows", "record_rows", "vector_input"]
+
+
+@dataclass(frozen=True)
+class CheckedRows:
+    """The rows of one write, checked and encoded ahead (``BaseStore.check_nodes``,
+    ``check_edges``, ``check_records``); ``put_nodes`` / ``put_edges`` / ``put_records`` take
+    them in place of records and then run SQL only: a write handed to a writer process
+    (:class:`~costeer_lab.store.BatchWrite`) is checked and encoded by the process that made it.
+
+    Example:
+        >>> from costeer_lab.store import NodeRecord, get_store
+        >>> store = get_store(":memory:")
+        >>> rows = store.check_nodes([NodeRecord("n1", "component", "op:mean")])
+        >>> rows.table, rows.rows[0][:4]
+        ('nodes', ('n1', 'component', 'op:mean', '{}'))
+        >>> store.put_nodes(rows); store.count_nodes()
+        1
+    """
+
+    #: ``nodes``, ``edges`` or ``records``.
+    table: str
+    rows: list[tuple[Any, ...]]
+
+    def of(self, table: str) -> list[tuple[Any, ...]]:
+        """The rows, if they are rows of ``table``."""
+        if self.table != table:
+            raise InvalidInputError(
+                f"rows checked for {self.table!r} cannot be written to {table!r}"
+            )
+        return self.rows
 
 
 def node_rows(
@@ -53,6 +84,20 @@ def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, s
             else "{}"
         )
         rows.append((edge.src, edge.dst, edge.kind, attrs, edge.created_at or now))
+    return rows
+
+
+def record_rows(
+    kind: str, items: Iterable[tuple[str, JSONValue]], now: float
+) -> list[tuple[str, str, str, float, float]]:
+    """``(kind, key, data_json, created_at, updated_at)`` per ``(key, data)`` pair."""
+    check_str(kind, "record kind")
+    rows = []
+    for item in items:
+        if not (isinstance(item, tuple | list) and len(item) == 2):
+            raise InvalidInputError(f"records must be (key, data) pairs, got {item!r}")
+        key = check_id(item[0], f"key of a {kind!r} record")
+        rows.append((kind, key, dumps_json(item[1], what=f"record {kind}/{key}"), now, now))
     return rows
 
 

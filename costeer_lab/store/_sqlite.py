@@ -27,6 +27,7 @@ from costeer_lab.store._snapshot_schema import VERSIONED, arm_sqlite_triggers, a
 from costeer_lab.store._snapshots import SnapshotMixin
 from costeer_lab.store._sqlite_data import SQLiteDataMixin
 from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, locked_error
+from costeer_lab.store._writer import WriterProcess
 
 __all__ = ["SQLiteStore"]
 
@@ -75,6 +76,8 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
         self.url = f"sqlite:///{target}"
         self._depth = 0
         self._shown = str(path)
+        self._synchronous = synchronous
+        self._busy_timeout_s = busy_timeout_s
         if not in_memory and Path(target).is_dir():
             raise StoreError(f"cannot open store {target!r}: it is a directory")
         if read_only:
@@ -138,6 +141,17 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
     def __repr__(self) -> str:
         state = "closed" if self._conn is None else f"schema v{self._schema_version}"
         return f"SQLiteStore({self.path!r}, {state})"
+
+    def writer_process(self) -> WriterProcess | None:
+        """A :class:`~costeer_lab.store._writer.WriterProcess` on this file, with this store's
+        durability and lock timeout (``None`` in memory or read-only: no other process can
+        write there)."""
+        if self.path == ":memory:" or self.read_only:
+            return None
+        self._connection()  # raises once closed
+        return WriterProcess(
+            self.path, synchronous=self._synchronous, busy_timeout_s=self._busy_timeout_s
+        )
 
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
         cur = conn.executemany(

@@ -365,7 +365,9 @@ def test_record_stream_freezes_what_earlier_batches_built_and_gives_it_back(
         theirs = gc.get_freeze_count()
         seen.clear()
         kb.record_stream(_noting_frozen(items, seen), batch_size=5)
-        assert set(seen) == {theirs} and gc.get_freeze_count() == theirs
+        # not frozen more (the count would grow) nor given back (it would drop to 0); some of
+        # their frozen objects may die meanwhile (the count then shrinks a little)
+        assert max(seen) <= theirs and 0 < gc.get_freeze_count() <= theirs
         gc.unfreeze()
         gc.disable()  # the collector off: nothing to freeze for
         seen.clear()

@@ -1,0 +1,129 @@
+"""``record_stream``'s pipeline: batches written by a writer process while the next one is
+prepared end exactly as written one by one, and a failure anywhere keeps what committed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from costeer_lab.embed import HashingEmbedder
+from costeer_lab.errors import InvalidInputError, StoreError
+from costeer_lab.knowledge import KnowledgeBaseV2
+from costeer_lab.knowledge._kb_records import AttemptInput
+from costeer_lab.store import SQLiteStore
+from costeer_lab.store._writer import WriterProcess
+from tests.knowledge.test_kb_bulk import _attempts, _interleaved, _queries, _state
+
+
+class _Watched(SQLiteStore):
+    """A store file noting the writer processes it starts and the batches they wrote."""
+
+    def writer_process(self) -> WriterProcess | None:
+        writer = super().writer_process()
+        self.children = [*getattr(self, "children", []), writer]
+        if writer is not None:
+            submit = writer.submit
+            writer.batches = 0  # type: ignore[attr-defined]
+
+            def counted(batch: object) -> None:
+                submit(batch)  # type: ignore[arg-type]
+                writer.batches += 1  # type: ignore[attr-defined]
+
+            writer.submit = counted  # type: ignore[method-assign]
+        return writer
+
+
+def _kb(path: Path) -> KnowledgeBaseV2:
+    return KnowledgeBaseV2(_Watched(path), HashingEmbedder())
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 23])
+def test_pipelined_stream_ends_as_written_here(tmp_path: Path, batch_size: int) -> None:
+    items = _interleaved(_attempts(40, seed=11))  # tasks' attempts across batch boundaries
+    here = _kb(tmp_path / "here.db")
+    assert here.record_stream(iter(items), batch_size=batch_size, pipelined=False) == len(items)
+    piped = _kb(tmp_path / "piped.db")
+    assert piped.record_stream(iter(items), batch_size=batch_size) == len(items)
+    [writer] = piped.store.children  # type: ignore[attr-defined]
+    assert writer is not None and writer._child.pid != os.getpid()
+    assert writer.batches == -(-len(items) // batch_size) - 1  # all but the first batch
+    assert writer._child.returncode == 0  # ended when the stream did
+    assert not getattr(here.store, "children", [])
+    assert _state(piped) == _state(here)
+    assert _queries(piped) == _queries(here)
+    for kb in (here, piped):  # the lookups read again from the store alone: the same
+        kb.reload()
+    assert _state(piped) == _state(here)
+    piped.record_many(items[:3])  # and the knowledge base goes on as usual
+    here.record_many(items[:3])
+    assert _state(piped) == _state(here)
+
+
+def test_a_short_stream_starts_no_writer(tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "kb.db")
+    items = _attempts(5, seed=1)
+    assert kb.record_stream(iter(items), batch_size=len(items) + 1) == len(items)
+    assert not getattr(kb.store, "children", [])
+
+
+def test_in_memory_every_batch_is_written_here() -> None:
+    items = _attempts(20, seed=4)
+    kb = KnowledgeBaseV2(SQLiteStore(":memory:"), HashingEmbedder())
+    ref = KnowledgeBaseV2(SQLiteStore(":memory:"), HashingEmbedder())
+    assert kb.record_stream(iter(items), batch_size=3) == len(items)
+    ref.record_many(items)
+    assert _state(kb) == _state(ref)
+
+
+def _refusing(path: Path, task: str) -> None:
+    """Make the store refuse the attempt records of ``task`` (a real failed transaction)."""
+    store = SQLiteStore(path)
+    store._connection().execute(
+        "CREATE TRIGGER no_rec BEFORE INSERT ON records WHEN NEW.key LIKE "
+        f"'%\x1f{task}\x1f%' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
+    )
+    store.close()
+
+
+def _committed_prefix(items: Sequence[AttemptInput], path: Path, batches: int, size: int) -> None:
+    """The state after the first ``batches`` batches of ``size`` written one by one."""
+    ref = KnowledgeBaseV2(SQLiteStore(path), HashingEmbedder())
+    ref.record_many(items[: batches * size])
+
+
+def test_a_failing_write_in_the_writer_keeps_the_batches_before(tmp_path: Path) -> None:
+    items = _attempts(40, seed=7)
+    size = 6
+    bad = items[4 * size + 2].task.id  # a task of the fifth batch (none earlier)
+    assert all(e.task.id != bad for e in items[: 4 * size])
+    _refusing(tmp_path / "kb.db", bad)
+    kb = _kb(tmp_path / "kb.db")
+    with pytest.raises(StoreError, match="refused by trigger"):
+        kb.record_stream(iter(items), batch_size=size)
+    assert kb.store.count_records("kg_attempt") == 4 * size  # no batch after the failing one
+    _committed_prefix(items, tmp_path / "ref.db", 4, size)
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    assert _state(kb) == _state(ref)  # store and lookups (read again after the failure)
+    assert _queries(kb) == _queries(ref)
+
+
+def _bad_from(items: Sequence[AttemptInput], at: int) -> Iterator[AttemptInput]:
+    yield from items[:at]
+    e = items[at]
+    yield AttemptInput(e.task, e.workspace, e.feedback, e.run_id, e.attempt, {1, 2})  # type: ignore[arg-type]
+
+
+def test_a_bad_entry_lets_the_write_in_flight_finish(tmp_path: Path) -> None:
+    items = _attempts(40, seed=8)
+    size = 5
+    kb = _kb(tmp_path / "kb.db")
+    with pytest.raises(InvalidInputError, match="JSON"):
+        kb.record_stream(_bad_from(items, 3 * size + 1), batch_size=size)  # in batch 4
+    assert kb.store.count_records("kg_attempt") == 3 * size  # batch 3 was in flight: kept
+    _committed_prefix(items, tmp_path / "ref.db", 3, size)
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    assert _state(kb) == _state(ref)
+    assert _queries(kb) == _queries(ref)

@@ -1,0 +1,185 @@
+"""``BatchWrite`` (one bulk-insert transaction as data, and as bytes) and the SQLite store's
+writer process that runs such batches in a child process."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from costeer_lab.errors import EmbedderMismatchError, InvalidInputError, StoreError
+from costeer_lab.store import (
+    BatchWrite,
+    EdgeRecord,
+    NodeRecord,
+    SQLiteStore,
+    VectorWrite,
+    get_store,
+)
+
+
+def _batch(store: SQLiteStore, tag: str = "") -> BatchWrite:
+    """Every part of a batch, with values that are easy to get wrong on the way: text with
+    quotes, NUL, non-BMP and non-ASCII characters, JSON attributes, exact floats."""
+    nodes = [
+        NodeRecord(f"n1{tag}", "component", 'op "mean"\n\x00 π 𝔼', {"a": [1, 2.5, None]}),
+        NodeRecord(f"n2{tag}", "error", "KeyError: 'x'", {}, created_at=0.1 + 0.2),
+    ]
+    vec = (np.arange(8, dtype=np.float32).reshape(2, 4) / 7).astype(np.float32)
+    return BatchWrite(
+        nodes=store.check_nodes(nodes),
+        cached=[("emb@1:4", {"h" * 64: vec[0] * 3})],
+        vectors=[
+            VectorWrite("kg:component", "emb@1:4", [f"n1{tag}", f"n2{tag}"], vec, ["t" * 64, None])
+        ],
+        edges=store.check_edges([EdgeRecord(f"n1{tag}", f"n2{tag}", "hit", {"w": 1e-300})]),
+        records=[("note", store.check_records("note", [(f"k{tag}", {"ok": True, "s": "é"})]))],
+    )
+
+
+def _content(store: SQLiteStore) -> tuple[Any, ...]:
+    ids, matrix, emb = store.load_vectors("kg:component")
+    return (
+        [(n.id, n.kind, n.content, n.attrs) for n in store.iter_nodes()],
+        [(e.src, e.dst, e.kind, e.attrs) for e in store.iter_edges()],
+        list(store.iter_records("note")),
+        (ids, matrix.tobytes(), emb),
+        store.get_cached_embeddings("emb@1:4", ["h" * 64]),
+    )
+
+
+def test_a_batch_survives_bytes_exactly() -> None:
+    store = get_store(":memory:")
+    batch = _batch(store)  # type: ignore[arg-type]
+    again = BatchWrite.from_bytes(batch.to_bytes())
+    assert again.nodes == batch.nodes
+    assert again.edges == batch.edges
+    assert again.records == batch.records
+    assert again.nodes is not None and again.nodes.rows[1][4] == 0.1 + 0.2  # float64 exact
+    assert [v.ids for v in again.vectors] == [v.ids for v in batch.vectors]
+    assert again.vectors[0].text_hashes == ["t" * 64, None]
+    assert again.vectors[0].vectors.tobytes() == batch.vectors[0].vectors.tobytes()
+    assert again.cached[0][1]["h" * 64].tobytes() == batch.cached[0][1]["h" * 64].tobytes()
+    empty = BatchWrite.from_bytes(BatchWrite().to_bytes())
+    assert (empty.nodes, empty.edges, list(empty.vectors), list(empty.records)) == (
+        None, None, [], [],
+    )  # fmt: skip
+
+
+def test_a_column_of_mixed_values_goes_as_json() -> None:
+    store = get_store(":memory:")
+    rows = store.check_records("note", [("a", 1), ("b", None)])
+    mixed = type(rows)("records", [("note", "a", "1", 1.0, 2), ("note", "b", None, 0.5, 3)])
+    again = BatchWrite.from_bytes(BatchWrite(records=[("note", mixed)]).to_bytes())
+    assert again.records[0][1].rows == mixed.rows
+
+
+@pytest.mark.parametrize("cut", [1, 9, -1])
+def test_bytes_that_are_not_a_batch_are_refused(cut: int) -> None:
+    data = _batch(get_store(":memory:")).to_bytes()  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="not a batch write"):
+        BatchWrite.from_bytes(data[:cut])
+    with pytest.raises(InvalidInputError, match="left over"):
+        BatchWrite.from_bytes(data + b"x")
+
+
+def test_the_writer_process_writes_what_write_batch_writes(tmp_path: Path) -> None:
+    here, there = SQLiteStore(tmp_path / "here.db"), SQLiteStore(tmp_path / "there.db")
+    states_here = here.write_batch(_batch(here))
+    with there.writer_process() as writer:  # type: ignore[union-attr]
+        assert writer._child.pid != os.getpid()
+        writer.submit(_batch(there))
+        states_there = writer.result()
+        writer.submit(_batch(there, "b"))  # one after the other, same child
+        writer.result()
+    assert _content(there)[0][:2] == _content(here)[0]
+    assert _content(there)[1:4] == (
+        _content(here)[1] + [(e.src, e.dst, e.kind, e.attrs) for e in there.iter_edges()][1:],
+        list(there.iter_records("note")),
+        _content(there)[3],
+    )
+    assert there.get_node("n2").created_at == 0.1 + 0.2  # type: ignore[union-attr]
+    assert _content(there)[4]["h" * 64].tobytes() == _content(here)[4]["h" * 64].tobytes()
+    assert [s[1][0] for s in states_there] == [s[1][0] for s in states_here] == [1]
+    assert [before[0] for before, _ in states_there] == [0]
+    assert there.count_nodes() == 4 and there.count_records("note") == 2
+    assert there.collection_state("kg:component")[0] == 2
+
+
+def test_a_failing_batch_is_reported_and_written_not_at_all(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kb.db")
+    store._connection().execute(
+        "CREATE TRIGGER no_note BEFORE INSERT ON records WHEN NEW.key = 'kbad' "
+        "BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
+    )
+    with store.writer_process() as writer:  # type: ignore[union-attr]
+        writer.submit(_batch(store, "bad"))
+        with pytest.raises(StoreError, match="refused by trigger"):
+            writer.result()
+        writer.submit(_batch(store))  # the child goes on after a failed batch
+        writer.result()
+    assert [n.id for n in store.iter_nodes()] == ["n1", "n2"]  # nothing of the failed batch
+    assert store.count_vectors("kg:component") == 2
+
+
+def test_an_error_of_the_library_keeps_its_type(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kb.db")
+    store.put_vectors("kg:component", "other@1:4", ["x"], np.ones((1, 4), dtype=np.float32))
+    with store.writer_process() as writer:  # type: ignore[union-attr]
+        writer.submit(_batch(store))
+        with pytest.raises(EmbedderMismatchError, match="other@1:4"):
+            writer.result()
+
+
+def test_a_writer_that_dies_is_reported_with_its_exit_code(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kb.db")
+    writer = store.writer_process()
+    assert writer is not None
+    try:
+        os.kill(writer._child.pid, signal.SIGKILL)
+        writer._child.wait()
+        with pytest.raises(StoreError, match=r"writer process .* ended \(exit code -9\)"):
+            writer.submit(_batch(store))
+            writer.result()
+    finally:
+        writer.close()
+    assert store.count_nodes() == 0
+
+
+def test_one_batch_at_a_time(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kb.db")
+    with store.writer_process() as writer:  # type: ignore[union-attr]
+        with pytest.raises(StoreError, match="no batch was submitted"):
+            writer.result()
+        writer.submit(BatchWrite())
+        with pytest.raises(StoreError, match="still writing"):
+            writer.submit(BatchWrite())
+        assert writer.result() == []
+
+
+def test_no_writer_process_in_memory_or_read_only(tmp_path: Path) -> None:
+    assert SQLiteStore(":memory:").writer_process() is None
+    SQLiteStore(tmp_path / "kb.db").close()
+    assert SQLiteStore(tmp_path / "kb.db", read_only=True).writer_process() is None
+    closed = SQLiteStore(tmp_path / "kb.db")
+    closed.close()
+    with pytest.raises(StoreError, match="closed"):
+        closed.writer_process()
+
+
+def test_the_writer_process_starts_outside_the_checkout(tmp_path: Path) -> None:
+    """The child finds the package from any working directory (a fresh clone anywhere)."""
+    store = SQLiteStore(tmp_path / "kb.db")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with store.writer_process() as writer:  # type: ignore[union-attr]
+            writer.submit(_batch(store))
+            writer.result()
+    finally:
+        os.chdir(cwd)
+    assert store.count_nodes() == 2
