@@ -235,15 +235,15 @@ class KnowledgeGraph:
         self,
         nodes: Mapping[str, NodeRecord],
         edges: Mapping[tuple[str, str], str],
-        after: GraphWrite | None = None,
+        after: Sequence[GraphWrite] = (),
     ) -> GraphWrite:
         """What :meth:`write` of ``nodes`` and ``edges`` writes: the nodes, the new nodes of
         embedded kinds with their embeddings (computed here, one embedder call through the
-        cache), and the new edges; nothing is written. ``after``: a write planned before
-        whose :meth:`finish_write` has not run yet (its nodes and edges count as present)."""
+        cache), and the new edges; nothing is written. ``after``: writes planned before
+        whose :meth:`finish_write` has not run yet (their nodes and edges count as present)."""
         G = self._G  # not read for a write: without it, edges are upserted (idempotent)
-        held_nodes = after.nodes if after is not None else {}
-        held_edges = after.edges if after is not None else {}
+        held_nodes: set[str] = set().union(*(p.nodes for p in after))
+        held_edges: set[tuple[str, str]] = set().union(*(p.edges for p in after))
         new = [
             r
             for r in nodes.values()

@@ -9,7 +9,8 @@ node with attributes keeps the last attributes written, at the place of its firs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from costeer_lab.graph import (
     COMPONENT,
@@ -33,6 +34,19 @@ if TYPE_CHECKING:
 
 __all__ = ["Batch"]
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _merged(maps: Sequence[Mapping[_K, _V]]) -> Mapping[_K, _V]:
+    """The keys of ``maps`` as one mapping (no copy for none or one)."""
+    if len(maps) == 1:
+        return maps[0]
+    out: dict[_K, _V] = {}
+    for m in maps:
+        out.update(m)
+    return out
+
 
 class Batch:
     """Nodes, edges and ``kg_attempt`` rows of a batch of attempts (see ``record_many``).
@@ -51,11 +65,11 @@ class Batch:
         (2, ['component', 'task_description', 'task_trace'])
     """
 
-    def __init__(self, kb: KnowledgeBaseV2, after: Batch | None = None) -> None:
+    def __init__(self, kb: KnowledgeBaseV2, after: Sequence[Batch] = ()) -> None:
         self.kb = kb
-        #: Nodes of a batch written before this one whose write the graph has not taken in yet
-        #: (``record_stream`` plans a batch while the one before is being written).
-        self._held: dict[str, NodeRecord] = after.nodes if after is not None else {}
+        #: Nodes of batches written before this one whose writes the graph has not taken in
+        #: yet (``record_stream`` plans a batch while those before are being written).
+        self._held: Mapping[str, NodeRecord] = _merged([b.nodes for b in after])
         self.nodes: dict[str, NodeRecord] = {}
         self.edges: dict[tuple[str, str], str] = {}
         self.rows: list[tuple[str, dict[str, Any]]] = []

@@ -7,12 +7,15 @@ store's own work (B-tree pages, the commit). A writer process
 gives the second half its own core. Per batch ``k``:
 
 1. prepare ``k``: its rows, then its plan against the graph (what is new, the embeddings),
-   counting the nodes and edges of ``k - 1`` (still being written) as present, so ``k``
-   writes what one ``record_many`` after ``k - 1`` would; the component lists of ``k`` are
+   counting the nodes and edges of the batches still being written as present, so ``k``
+   writes what one ``record_many`` after them would; the component lists of ``k`` are
    taken in at once (``k + 1`` reads them). Reading the store meanwhile is safe: it sees what
    was committed;
-2. wait for the write of ``k - 1``; hand ``k`` to the writer;
-3. take ``k - 1`` in (vector indexes, graph, lookups), then draw ``k + 1``.
+2. hand ``k`` to the writer, which holds up to two batches (``k - 1`` being written, ``k``
+   next: a batch that takes the writer longer than usual, such as one that checkpoints the
+   WAL, leaves neither process waiting); when two are held already, first wait for the
+   oldest (``k - 2``) and take it in (vector indexes, graph, lookups) while the writer goes
+   on; then draw ``k + 1``.
 
 The first batch is written here while the writer process starts (a stream of one short batch
 starts none). A store without a writer process writes every batch here, in order.
@@ -27,6 +30,7 @@ on next use.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -73,8 +77,8 @@ class Pipeline:
         self.done = 0
         self._writer: WriterProcess | None = None
         self._started = False  # a writer was asked for
-        #: The batch the writer is writing, with its plan.
-        self._in_flight: tuple[Batch, GraphWrite] | None = None
+        #: The batches handed to the writer and not taken in yet (oldest first), with plans.
+        self._in_flight: deque[tuple[Batch, GraphWrite]] = deque()
         self._unsent = False  # a batch was prepared (its components taken in), not handed over
         self._failed = False  # a write failed
 
@@ -92,42 +96,42 @@ class Pipeline:
     def push(self, chunk: Sequence[AttemptInput]) -> None:
         """Prepare ``chunk`` and hand it to the writer (written here when there is none)."""
         kb = self.kb
-        before = self._in_flight
-        batch = kb._batch(chunk, before[0] if before else None)
+        held = self._in_flight
+        batch = kb._batch(chunk, [b for b, _ in held])
         self._unsent = True  # the lookups hold part of a batch not handed over
         kb._take_components(batch)  # the next batch reads them
-        plan = kb.graph.plan_write(batch.nodes, batch.edges, before[1] if before else None)
+        plan = kb.graph.plan_write(batch.nodes, batch.edges, [p for _, p in held])
         write = kb._batch_write(batch, plan)
         if not self._started and (self.batch_size is None or len(chunk) == self.batch_size):
             self._started = True  # more may follow: the child starts while this batch is written
             self._writer = kb.store.writer_process()
-        if self._writer is None or (before is None and self.done == 0):  # the first batch: here
+        writer = self._writer
+        if writer is None or (not held and self.done == 0):  # the first batch: here
             self._take(batch, plan, kb.store.write_batch(write))
             self._unsent = False
             return
-        if before is None:
-            self._writer.submit(write)
-            self._in_flight, self._unsent = (batch, plan), False
-            return
-        states = self._result()
+        oldest = None
+        if len(held) == writer.depth:  # the writer's queue is full: take the oldest in first
+            oldest = held.popleft()
+            states = self._result()
         try:
-            self._writer.submit(write)
-            self._in_flight, self._unsent = (batch, plan), False
-        finally:  # the batch before committed: taken in while the writer writes this one
-            self._take(*before, states)
+            writer.submit(write)
+            held.append((batch, plan))
+            self._unsent = False
+        finally:  # the oldest batch committed: taken in while the writer writes the others
+            if oldest is not None:
+                self._take(*oldest, states)
 
     def drain(self) -> None:
-        """Wait for the write in flight (raising its error) and take it in."""
-        if self._in_flight is None or self._writer is None:
-            return
-        batch, plan = self._in_flight
-        self._take(batch, plan, self._result())
+        """Wait for every write in flight (raising the first error) and take them in."""
+        while self._in_flight:
+            batch, plan = self._in_flight.popleft()
+            self._take(batch, plan, self._result())
 
     def _result(self) -> list[tuple[tuple[int, str], tuple[int, str]]]:
-        """The states of the write in flight (no longer in flight after this, whatever the
-        outcome); a failed write leaves lookups that hold part of its batch."""
+        """The states of the oldest write in flight; a failed write leaves lookups that hold
+        part of its batch."""
         assert self._writer is not None
-        self._in_flight = None
         try:
             return self._writer.result()
         except BaseException:
@@ -147,9 +151,10 @@ class Pipeline:
         """After a failure: let a write in flight end (taken in if it committed); if the
         lookups hold part of a batch that was not written, have them read again from the
         store (a failure of the stream's source between batches leaves nothing to undo)."""
-        try:
-            self.drain()
-        except BaseException as exc:  # the error being raised already says what went wrong
-            _log.warning("a batch written while another step failed failed too: %s", exc)
+        while self._in_flight:
+            try:
+                self.drain()
+            except BaseException as exc:  # the error being raised says what went wrong
+                _log.warning("a batch written while another step failed failed too: %s", exc)
         if self._unsent or self._failed:
             self.kb._forget()

@@ -421,8 +421,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         return [key for key, _ in batch.rows]
 
     # The steps of a batch write, which ``record_stream`` runs as a pipeline (``_kb_pipeline``).
-    def _batch(self, entries: Iterable[AttemptInput], after: _Batch | None = None) -> _Batch:
-        """The rows of ``entries``; ``after``: the batch before, if not finished yet."""
+    def _batch(self, entries: Iterable[AttemptInput], after: Sequence[_Batch] = ()) -> _Batch:
+        """The rows of ``entries``; ``after``: the batches before, if not finished yet."""
         batch = _Batch(self, after)
         for e in entries:
             batch.add(e)

@@ -9,10 +9,14 @@ nothing; a writer *process* with its own connection to the file does: while it w
 meanwhile (it sees what was committed).
 
 The two processes talk over the child's stdin and stdout in frames (an 8-byte little-endian
-length, then the body). A request is a :class:`~costeer_lab.store.BatchWrite` as bytes
-(:meth:`~costeer_lab.store.BatchWrite.to_bytes`); the reply is JSON: ``{"states": …}`` (what
-:meth:`~costeer_lab.store.BaseStore.write_batch` returned) or ``{"error": name, "message":
-text}``. Nothing is pickled. Closing the child's stdin ends it.
+length, then the body). A request is ``B`` and a :class:`~costeer_lab.store.BatchWrite` as
+bytes (:meth:`~costeer_lab.store.BatchWrite.to_bytes`), or ``R`` ("write again" after a
+failure); each batch gets a JSON reply, in order: ``{"states": …}`` (what
+:meth:`~costeer_lab.store.BaseStore.write_batch` returned), ``{"error": name, "message":
+text}``, or ``{"skipped": true}`` for a batch that came after a failure and before the ``R``.
+Up to two batches are outstanding: the child reads requests on a thread of its own, so the
+next batch is handed over while one is written. Nothing is pickled. Closing the child's stdin
+ends it.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from costeer_lab import errors
 from costeer_lab.errors import StoreError
 from costeer_lab.store._batch import BatchWrite, CollectionState
 
-__all__ = ["WriterProcess", "receive", "send"]
+__all__ = ["BATCH", "RESUME", "WriterProcess", "receive", "send"]
 
 _LENGTH = struct.Struct("<Q")
+#: The first byte of a request: a batch follows, or "write again" after a failure.
+BATCH, RESUME = b"B", b"R"
 #: How long closing waits for the child to end before killing it (seconds).
 _CLOSE_WAIT_S = 30.0
 
@@ -66,8 +72,15 @@ class WriterProcess:
     """
 
     def __init__(
-        self, path: str, *, synchronous: str = "NORMAL", busy_timeout_s: float = 30.0
+        self,
+        path: str,
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout_s: float = 30.0,
+        depth: int = 2,
     ) -> None:
+        if depth < 1:
+            raise StoreError(f"depth must be >= 1, got {depth!r}")
         self.path = path
         # the child's messages, read when it fails (a pipe could fill up and stop it)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
@@ -84,7 +97,10 @@ class WriterProcess:
             stderr=self._stderr,
             env=env,
         )  # fmt: skip
-        self._waiting = False
+        #: Batches submitted and not yet answered (at most ``depth``).
+        self.depth = depth
+        self._outstanding = 0
+        self._resume_due = False  # a failure was read: the child skips batches until told
         _widen(self._child.stdin)
 
     def __enter__(self) -> WriterProcess:
@@ -94,36 +110,55 @@ class WriterProcess:
         self.close()
 
     def submit(self, batch: BatchWrite) -> None:
-        """Hand ``batch`` to the child (one batch at a time: :meth:`result` before the next)."""
-        if self._waiting:
-            raise StoreError("the writer process is still writing a batch; call result() first")
+        """Hand ``batch`` to the child, behind the batches it has not answered yet (at most
+        :attr:`depth`: :meth:`result` first). The child reads it at once, so this returns
+        while earlier batches are still being written."""
+        if self._outstanding >= self.depth:
+            raise StoreError(
+                f"the writer process is still writing {self._outstanding} batches; call "
+                "result() first"
+            )
         stdin = self._child.stdin
         assert stdin is not None
         try:
-            send(stdin, batch.to_bytes())
+            if self._resume_due:  # batches sent from now on are written again
+                send(stdin, RESUME)
+                self._resume_due = False
+            send(stdin, BATCH + batch.to_bytes())
         except (BrokenPipeError, OSError) as exc:
             raise self._ended(exc) from None
-        self._waiting = True
+        self._outstanding += 1
 
     def result(self) -> list[tuple[CollectionState, CollectionState]]:
-        """Wait for the batch submitted last; its collection states (see ``write_batch``).
+        """Wait for the oldest batch not answered yet; its collection states (see
+        ``write_batch``).
+
+        When a batch fails, the child writes none of the batches submitted before this
+        process read that failure (each raises "not written"): a failure stops what was
+        queued behind it, and the next :meth:`submit` starts afresh.
 
         Raises:
-            StoreError: the write failed (nothing of the batch was written) or the child ended;
-                an error of the library's own (such as ``InvalidInputError``) keeps its type.
+            StoreError: the write failed (nothing of the batch was written), was skipped
+                after an earlier failure, or the child ended; an error of the library's own
+                (such as ``InvalidInputError``) keeps its type.
         """
-        if not self._waiting:
+        if self._outstanding == 0:
             raise StoreError("no batch was submitted to the writer process")
-        self._waiting = False
+        self._outstanding -= 1
         stdout = self._child.stdout
         assert stdout is not None
         body = receive(stdout)
         if body is None:
             raise self._ended(None)
         reply = json.loads(body)
+        if "states" in reply:
+            return [((int(b[0]), str(b[1])), (int(a[0]), str(a[1]))) for b, a in reply["states"]]
+        self._resume_due = True
         if "error" in reply:
             raise _error(reply["error"], reply["message"], self.path)
-        return [((int(b[0]), str(b[1])), (int(a[0]), str(a[1]))) for b, a in reply["states"]]
+        raise StoreError(
+            f"store {self.path!r}: batch not written: a batch before it failed (see its error)"
+        )
 
     def close(self) -> None:
         """End the child (it finishes the batch it is writing first). Idempotent."""

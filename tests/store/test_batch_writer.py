@@ -110,7 +110,7 @@ def test_the_writer_process_writes_what_write_batch_writes(tmp_path: Path) -> No
     assert there.collection_state("kg:component")[0] == 2
 
 
-def test_a_failing_batch_is_reported_and_written_not_at_all(tmp_path: Path) -> None:
+def test_a_failure_stops_what_was_queued_behind_it(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "kb.db")
     store._connection().execute(
         "CREATE TRIGGER no_note BEFORE INSERT ON records WHEN NEW.key = 'kbad' "
@@ -118,12 +118,16 @@ def test_a_failing_batch_is_reported_and_written_not_at_all(tmp_path: Path) -> N
     )
     with store.writer_process() as writer:  # type: ignore[union-attr]
         writer.submit(_batch(store, "bad"))
+        writer.submit(_batch(store, "queued"))  # handed over before the failure was read
         with pytest.raises(StoreError, match="refused by trigger"):
             writer.result()
-        writer.submit(_batch(store))  # the child goes on after a failed batch
+        with pytest.raises(StoreError, match="not written: a batch before it failed"):
+            writer.result()
+        writer.submit(_batch(store))  # submitted after the failure was read: written
         writer.result()
-    assert [n.id for n in store.iter_nodes()] == ["n1", "n2"]  # nothing of the failed batch
+    assert [n.id for n in store.iter_nodes()] == ["n1", "n2"]  # nothing of the other two
     assert store.count_vectors("kg:component") == 2
+    assert [k for k, _ in store.iter_records("note")] == ["k"]
 
 
 def test_an_error_of_the_library_keeps_its_type(tmp_path: Path) -> None:
@@ -150,15 +154,19 @@ def test_a_writer_that_dies_is_reported_with_its_exit_code(tmp_path: Path) -> No
     assert store.count_nodes() == 0
 
 
-def test_one_batch_at_a_time(tmp_path: Path) -> None:
+def test_at_most_depth_batches_outstanding_answered_in_order(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "kb.db")
     with store.writer_process() as writer:  # type: ignore[union-attr]
+        assert writer.depth == 2
         with pytest.raises(StoreError, match="no batch was submitted"):
             writer.result()
-        writer.submit(BatchWrite())
-        with pytest.raises(StoreError, match="still writing"):
+        writer.submit(_batch(store, "a"))
+        writer.submit(_batch(store, "b"))
+        with pytest.raises(StoreError, match="still writing 2 batches"):
             writer.submit(BatchWrite())
-        assert writer.result() == []
+        first, second = writer.result(), writer.result()
+    assert [(b[0], a[0]) for b, a in first + second] == [(0, 1), (1, 2)]  # in order
+    assert [n.id for n in store.iter_nodes()] == ["n1a", "n2a", "n1b", "n2b"]
 
 
 def test_no_writer_process_in_memory_or_read_only(tmp_path: Path) -> None:
