@@ -5,11 +5,13 @@ fingerprints or returns wrong values; nine tasks in ten end solved), in 10 runs.
 Per size, three fresh processes (so each peak RSS is its own):
 
 * **build**: ``record_stream`` of the attempts generated 1,000 tasks at a time, in its default
-  transactions (5,000 attempts) (``insert_items_per_s``; ``build_peak_rss_mb`` is read right
-  after it); baseline: the first 500 attempts recorded one ``record`` call (one transaction)
-  each, on a fresh store (``insert_bulk_over_single_ratio``). Then single ``record`` calls on
-  the full KB (``record_ms_p50``) against the same on an empty KB
-  (``record_empty_over_full_ratio``: 1 means recording is flat in N). ``close_s``: closing the
+  transactions (5,000 attempts, written by its writer process from the second on)
+  (``insert_items_per_s``; ``build_peak_rss_mb`` is read right after it, and
+  ``build_writer_peak_rss_mb`` is the writer process's own peak); baseline: the first 500
+  attempts recorded one ``record`` call (one transaction) each, on a fresh store
+  (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
+  (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
+  means recording is flat in N). ``close_s``: closing the
   KB, which saves its vector indexes (building the HNSW graph once when the default
   ``index_kind="auto"`` calls for one). Store bytes per task: every file of the store
   (database, WAL, shared memory; tables, indexes and free pages) while it is open
@@ -154,6 +156,8 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
     count = kb.record_stream(_stream(n, seed))  # default batches; never all N in memory
     bulk = count / (time.perf_counter() - s)
     build_rss = _peak_rss_mb()
+    # the writer process record_stream started (ended with the stream): its own peak
+    writer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     record_full = _record_ms(kb, seed, 10**8, 50)
     open_size = _disk_bytes(path)
     s = time.perf_counter()
@@ -178,6 +182,7 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
         "record_empty_ms_p50": record_empty,
         "store_bytes_per_task": size / n,
         "build_peak_rss_mb": build_rss,
+        "build_writer_peak_rss_mb": writer_rss,
         "close_s": close_s,
     }
 
@@ -377,6 +382,7 @@ def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> N
         add(case, "store_bytes_per_task", b["store_bytes_per_task"], "B")
         add(case, "store_bytes_per_task_open", b["store_bytes_per_task_open"], "B")
         add(case, "build_peak_rss_mb", b["build_peak_rss_mb"], "MB")
+        add(case, "build_writer_peak_rss_mb", b["build_writer_peak_rss_mb"], "MB")
         add(case, "close_s", b["close_s"], "s")
         add(case, "open_s", v["open_s"], "s")
         add(case, "index_hnsw", v["index_hnsw"], "bool")

@@ -14,6 +14,7 @@ Concurrency: several processes may write one file; write transactions start with
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from costeer_lab.store._sqlite_readonly import connect_read_only, is_locked, loc
 from costeer_lab.store._writer import WriterProcess
 
 __all__ = ["SQLiteStore"]
+
+_log = logging.getLogger(__name__)
 
 
 class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
@@ -145,13 +148,17 @@ class SQLiteStore(SQLiteDataMixin, SnapshotMixin):
     def writer_process(self) -> WriterProcess | None:
         """A :class:`~costeer_lab.store._writer.WriterProcess` on this file, with this store's
         durability and lock timeout (``None`` in memory or read-only: no other process can
-        write there)."""
+        write there; ``None`` too, with a warning, when no process can be started)."""
         if self.path == ":memory:" or self.read_only:
             return None
         self._connection()  # raises once closed
-        return WriterProcess(
-            self.path, synchronous=self._synchronous, busy_timeout_s=self._busy_timeout_s
-        )
+        try:
+            return WriterProcess(
+                self.path, synchronous=self._synchronous, busy_timeout_s=self._busy_timeout_s
+            )
+        except OSError as exc:  # no interpreter to start (an embedded Python), no processes
+            _log.warning("no writer process for store %r (%s): writing here", self._shown, exc)
+            return None
 
     def _delete_edge_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, ...]]) -> int:
         cur = conn.executemany(

@@ -89,14 +89,18 @@ class WriterProcess:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (package_root, env.get("PYTHONPATH", "")) if p
         )
-        self._child = subprocess.Popen(
-            [sys.executable, "-m", "costeer_lab.store._writer_main", path, synchronous,
-             repr(float(busy_timeout_s))],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-        )  # fmt: skip
+        try:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "costeer_lab.store._writer_main", path, synchronous,
+                 repr(float(busy_timeout_s))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=env,
+            )  # fmt: skip
+        except BaseException:
+            self._stderr.close()
+            raise
         #: Batches submitted and not yet answered (at most ``depth``).
         self.depth = depth
         self._outstanding = 0

@@ -127,3 +127,37 @@ def test_a_bad_entry_lets_the_write_in_flight_finish(tmp_path: Path) -> None:
     ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
     assert _state(kb) == _state(ref)
     assert _queries(kb) == _queries(ref)
+
+
+def test_a_snapshot_sees_what_the_writer_process_wrote(tmp_path: Path) -> None:
+    """The child's writes go through the store's snapshot log like the parent's: a diff names
+    every attempt, and a rollback returns to the snapshot."""
+    first, rest = _attempts(10, seed=2), _attempts(40, seed=9)[10:]
+    kb = _kb(tmp_path / "kb.db")
+    kb.record_many(first)
+    before = _state(kb)
+    kb.snapshot("before")
+    assert kb.record_stream(iter(rest), batch_size=4) == len(rest)
+    assert kb.store.children[0] is not None  # type: ignore[attr-defined]
+    added = {key for (key,) in kb.diff("before").records("kg_attempt").added}
+    assert added == {key for key, _ in kb.store.iter_records("kg_attempt")} - {
+        key for key, _ in before["records"]
+    }
+    keys = {f"{e.run_id}\x1f{e.task.id}\x1f{e.attempt}" for e in rest}
+    assert added == keys - {key for key, _ in before["records"]} and len(added) > 40
+    kb.rollback("before")
+    assert _state(kb) == before
+
+
+def test_no_process_to_start_writes_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+    items = _attempts(20, seed=6)
+    kb = _kb(tmp_path / "kb.db")
+    assert kb.record_stream(iter(items), batch_size=4) == len(items)
+    assert kb.store.children == [None]  # type: ignore[attr-defined]
+    assert "no writer process" in caplog.text
+    ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
+    ref.record_many(items)
+    assert _state(kb) == _state(ref)
