@@ -455,8 +455,9 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
     ) -> int:
         """Remember a stream of attempts, one transaction per ``batch_size`` attempts.
 
-        Only one batch is held in memory at a time. A failure keeps the batches committed
-        before it and none of the failing batch. Returns the number of attempts recorded.
+        A few batches are held in memory at a time (one without ``pipelined``; with it, the one
+        being prepared and two being written). A failure keeps the batches committed before it
+        and none of the failing batch or any after it. Returns the number of attempts recorded.
         Meanwhile the store is tuned for bulk writes (:meth:`BaseStore.bulk_writes`), and
         while a batch is recorded (not while ``entries`` is drawn from) Python's cyclic garbage
         collector is paused: it would walk every lookup of the KB again and again and find
@@ -465,9 +466,10 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
 
         The default batch of 5,000 attempts: a larger transaction shares more of the random
         index pages it changes (a new id's entry in ``ids``, a record key) among its rows, so
-        fewer pages are written per attempt. At 100k tasks (hashing embedder, 2 cores): 1,000
-        attempts per batch 5,808-5,876 items/s, 5,000 6,591-6,753, 10,000 6,543, 20,000 6,934;
-        a batch is held in memory, and other writers of the store wait for its transaction.
+        fewer pages are written per attempt. At 100k tasks (hashing embedder, 2 cores, before
+        the writer process): 1,000 attempts per batch 5,808-5,876 items/s, 5,000 6,591-6,753,
+        10,000 6,543, 20,000 6,934; a batch is held in memory, and other writers of the store
+        wait for its transaction.
 
         ``pipelined``: from the second batch on, each batch is written by a writer process
         (:meth:`~costeer_lab.store.BaseStore.writer_process`: a SQLite store file has one)
