@@ -4,6 +4,8 @@ prepared end exactly as written one by one, and a failure anywhere keeps what co
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -161,3 +163,45 @@ def test_no_process_to_start_writes_here(
     ref = KnowledgeBaseV2(SQLiteStore(tmp_path / "ref.db"), HashingEmbedder())
     ref.record_many(items)
     assert _state(kb) == _state(ref)
+
+
+def test_two_processes_stream_into_one_file_and_lose_nothing(tmp_path: Path) -> None:
+    """Two pipelined streams (two parents, two writer processes) into one SQLite file at once,
+    sharing every task: each run's attempts all there, each shared node and vector once."""
+    path, go = tmp_path / "kb.db", tmp_path / "go"
+    SQLiteStore(path).close()  # created (and migrated) before either opens it
+    script = Path(__file__).with_name("_stream_writer.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(path), run, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for run in ("runA", "runB")
+    ]
+    go.touch()
+    try:
+        outs = [proc.communicate(timeout=300) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    items = _attempts(60, seed=13)
+    for proc, (out, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0 and out.strip() == str(len(items)), err
+    kb = KnowledgeBaseV2(SQLiteStore(path), HashingEmbedder())
+    keys = {key for key, _ in kb.store.iter_records("kg_attempt")}
+    assert keys == {f"{r}\x1f{e.task.id}\x1f{e.attempt}" for r in ("runA", "runB") for e in items}
+    one = KnowledgeBaseV2(SQLiteStore(tmp_path / "one.db"), HashingEmbedder())
+    one.record_many(items)  # one run alone: the same nodes and vectors as both together
+    assert sorted(n.id for n in kb.store.iter_nodes()) == sorted(
+        n.id for n in one.store.iter_nodes()
+    )
+    for kind in ("task_description", "component", "error"):
+        ids, _, _ = kb.store.load_vectors(f"kg:{kind}")
+        assert len(ids) == len(set(ids)) == len(one.store.load_vectors(f"kg:{kind}")[0])
+    assert _queries(kb) == _queries(one)  # the same knowledge found (answers of either run)
