@@ -16,6 +16,9 @@ from costeer_lab.store._writer import BATCH, RESUME, receive, send
 
 __all__ = ["main"]
 
+#: The child's page cache (KiB): it only writes, and keeps a batch's dirty pages in memory.
+WRITER_CACHE_KIB = 262_144
+
 
 def main(argv: list[str]) -> int:
     """The child: write each batch read from stdin, reply on stdout, until stdin closes.
@@ -39,6 +42,7 @@ def main(argv: list[str]) -> int:
     skipping = False
     reply: dict[str, Any]
     with store, store.bulk_writes():
+        store._connection().execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
         while (body := requests.get()) is not None:
             if body[:1] == RESUME:
                 skipping = False
