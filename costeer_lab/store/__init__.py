@@ -24,7 +24,11 @@ How the package is laid out (issue 27, "one relational layer"):
   edges are keyed by those integers, so new rows append to their indexes instead of landing on
   random pages of indexes keyed by sha256 text.
 * ``_snapshots.SnapshotMixin``: snapshots, diff, rollback, branch on both backends.
-* ``_rows`` and ``_codec``: input checks and encodings shared by all.
+* ``_rows`` and ``_codec``: input checks and encodings shared by all; ``CheckedRows``: rows
+  checked and encoded ahead of their write.
+* ``_batch.BatchWrite``: one bulk-insert transaction as data (``BaseStore.write_batch``), and
+  as bytes; ``_writer`` / ``_writer_main``: the SQLite file's writer process, which writes such
+  batches while the caller prepares the next (``KnowledgeBaseV2.record_stream``).
 
 Example:
     >>> from costeer_lab.store import get_store
