@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +194,29 @@ def test_the_writer_process_starts_outside_the_checkout(tmp_path: Path) -> None:
     finally:
         os.chdir(cwd)
     assert store.count_nodes() == 2
+
+
+def test_the_writer_ends_when_its_parent_dies(tmp_path: Path) -> None:
+    """A parent killed without closing its writer leaves no process behind: the child reads the
+    end of its stdin and exits."""
+    parent = subprocess.run(
+        [sys.executable, "-c",
+         "import os, sys; from costeer_lab.store import SQLiteStore; "
+         "w = SQLiteStore(sys.argv[1]).writer_process(); print(w._child.pid, flush=True); "
+         "os._exit(0)", str(tmp_path / "kb.db")],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    child = int(parent.stdout.strip())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
