@@ -12,8 +12,7 @@ search, reading vectors back):
 * ``_in(column)`` and ``_array(values)``: the condition "``column`` is one of the values" and
   its one parameter (``json_each`` of a JSON array, or ``= ANY`` of an array: no limit on the
   number of values); ``_values()``: a ``SELECT`` of such a parameter's values;
-* ``_many(conn, sql, rows)``: run one statement for many rows; ``_many_interned``: the same
-  for rows starting with ids written as their numbers;
+* ``_many(conn, sql, rows)``: run one statement for many rows;
 * ``_vector_column``, ``_vector_p`` and ``_vector_values(matrix)``: how a vector is stored
   (a float32 blob, or a pgvector value sent in binary); ``_vectors_written``: what follows a
   vector write (PostgreSQL builds its HNSW index once a collection is large enough);
@@ -190,30 +189,20 @@ class RelationalMixin(BaseStore):
         rows = conn.execute(f"SELECT id, seq FROM ids WHERE {self._in('id')}", (wanted,))
         return {str(i): int(n) for i, n in rows.fetchall()}
 
-    def _many_interned(self, conn: Any, sql: str, checked: CheckedRows, ends: int) -> None:
-        """:meth:`_many` of rows whose first ``ends`` (1 or 2) columns are ids, written as their
-        numbers in ``ids`` (new ids numbered in the order of the rows)."""
-        rows = checked.rows
-        number = self._numbers(conn, (i for row in rows for i in row[:ends]))
-        if ends == 1:
-            self._many(conn, sql, [(number[row[0]], *row[1:]) for row in rows])
-        else:  # edges
-            self._many(conn, sql, [(number[row[0]], number[row[1]], *row[2:]) for row in rows])
-
     def put_nodes(self, nodes: Iterable[NodeRecord] | CheckedRows) -> None:
-        checked = nodes if isinstance(nodes, CheckedRows) else self.check_nodes(nodes)
-        if not checked.of("nodes"):
+        rows = (nodes if isinstance(nodes, CheckedRows) else self.check_nodes(nodes)).of("nodes")
+        if not rows:
             return
         p = self._p
         with self._write() as conn:
-            self._many_interned(
+            number = self._numbers(conn, (row[0] for row in rows))
+            self._many(
                 conn,
                 f"INSERT INTO nodes (seq, {_NODE_DATA}) VALUES ({p}, "
                 f"{p}, {p}, {p}, {p}, {p}) ON CONFLICT (seq) DO UPDATE SET kind = excluded.kind, "
                 "content = excluded.content, attrs = excluded.attrs, "
                 f"updated_at = {self._greatest}(excluded.updated_at, nodes.updated_at + 1e-6)",
-                checked,
-                1,
+                [(number[row[0]], *row[1:]) for row in rows],
             )
 
     def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord]:
@@ -253,17 +242,17 @@ class RelationalMixin(BaseStore):
 
     # -- edges ---------------------------------------------------------------------------------
     def put_edges(self, edges: Iterable[EdgeRecord] | CheckedRows) -> None:
-        checked = edges if isinstance(edges, CheckedRows) else self.check_edges(edges)
-        if not checked.of("edges"):
+        rows = (edges if isinstance(edges, CheckedRows) else self.check_edges(edges)).of("edges")
+        if not rows:
             return
         p = self._p
         with self._write() as conn:
-            self._many_interned(
+            number = self._numbers(conn, (end for row in rows for end in row[:2]))
+            self._many(
                 conn,
                 f"INSERT INTO edges ({EDGE_COLS}) VALUES ({p}, {p}, {p}, {p}, {p}) "
                 "ON CONFLICT (src, dst, kind) DO UPDATE SET attrs = excluded.attrs",
-                checked,
-                2,
+                [(number[row[0]], number[row[1]], *row[2:]) for row in rows],
             )
 
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:
