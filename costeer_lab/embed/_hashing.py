@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 import threading
+from array import array
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,7 @@ __all__ = ["HashingEmbedder", "tokenize"]
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")  # rollingMean -> rolling Mean
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPServer -> HTTP Server
 _TOKEN = re.compile(r"[^\W\d_]+|\d+")  # runs of letters or runs of digits (Unicode aware)
+_TOKEN_ASCII = re.compile(r"[a-z]+|[0-9]+", re.ASCII)  # the same on lowercase ASCII, faster
 
 #: Very common English words: kept as weak unigrams, no character n-grams, no word pairs.
 _STOPWORDS = frozenset(
@@ -51,8 +53,8 @@ def tokenize(text: str) -> list[str]:
         >>> tokenize("df['close'].rollingMean(window=5)")
         ['df', 'close', 'rolling', 'mean', 'window', '5']
     """
-    text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text))
-    return _TOKEN.findall(text.lower())
+    text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text)).lower()
+    return (_TOKEN_ASCII if text.isascii() else _TOKEN).findall(text)
 
 
 def _stem(token: str) -> str:
@@ -95,11 +97,25 @@ class HashingEmbedder(BaseEmbedder):
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
             raise InvalidInputError(f"hashing embedder dim must be an int >= 2, got {dim!r}")
         self.dim = dim
-        self._token_cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
-        self._pair_cache: dict[tuple[str, str], tuple[int, float]] = {}
         self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empty the feature tables (also when they reach ``_CACHE_LIMIT`` entries).
+
+        A token's features (its unigram, then its character n-grams) are rows
+        ``_starts[t] .. _starts[t + 1]`` of ``_cols`` / ``_vals``, ``t`` its number in
+        ``_tokens``; a word pair is one feature, row ``_pairs[(a, b)]`` of ``_pair_cols`` /
+        ``_pair_vals``, whose row 0 is the feature of a text without words. Growable arrays, so
+        a text's Python work is a number per token and per pair; numpy gathers the features."""
+        self._tokens: dict[str, int] = {}
+        self._starts = array("q", [0])
+        self._cols = array("q")
+        self._vals = array("d")
+        self._pairs: dict[tuple[str, str], int] = {}
         col, val = self._hash_feature(_EMPTY_FEATURE, 1.0)
-        self._empty = (np.array([col], dtype=np.int64), np.array([val], dtype=np.float64))
+        self._pair_cols = array("q", [col])
+        self._pair_vals = array("d", [val])
 
     # -- feature hashing ---------------------------------------------------------------------
     def _hash_feature(self, feature: str, weight: float) -> tuple[int, float]:
@@ -108,11 +124,8 @@ class HashingEmbedder(BaseEmbedder):
         )
         return h % self.dim, (weight if (h >> 63) & 1 else -weight)
 
-    def _token_features(self, token: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Columns and signed weights of a token's unigram and character n-grams (cached)."""
-        found = self._token_cache.get(token)
-        if found is not None:
-            return found
+    def _add_token(self, token: str) -> int:
+        """Number a new token and append its unigram and character n-gram features."""
         if token in _STOPWORDS:
             feats = [self._hash_feature("w:" + token, _STOPWORD_W)]
         else:
@@ -122,78 +135,90 @@ class HashingEmbedder(BaseEmbedder):
             if grams:
                 w = _CHAR_BLOCK_W / math.sqrt(len(grams))
                 feats.extend(self._hash_feature("c:" + g, w) for g in grams)
-        cols = np.fromiter((c for c, _ in feats), dtype=np.int64, count=len(feats))
-        vals = np.fromiter((v for _, v in feats), dtype=np.float64, count=len(feats))
-        result = (cols, vals)
-        with self._lock:
-            if len(self._token_cache) >= _CACHE_LIMIT:
-                self._token_cache.clear()
-            self._token_cache[token] = result
-        return result
+        for col, val in feats:
+            self._cols.append(col)
+            self._vals.append(val)
+        self._starts.append(len(self._cols))
+        number = self._tokens[token] = len(self._tokens)
+        return number
 
-    def _pair_feature(self, a: str, b: str) -> tuple[int, float]:
-        key = (a, b)
-        found = self._pair_cache.get(key)
-        if found is None:
-            found = self._hash_feature(f"b:{_stem(a)} {_stem(b)}", _BIGRAM_W)
-            with self._lock:
-                if len(self._pair_cache) >= _CACHE_LIMIT:
-                    self._pair_cache.clear()
-                self._pair_cache[key] = found
-        return found
+    def _add_pair(self, pair: tuple[str, str]) -> int:
+        """Number a new word pair and append its feature."""
+        col, val = self._hash_feature(f"b:{_stem(pair[0])} {_stem(pair[1])}", _BIGRAM_W)
+        self._pair_cols.append(col)
+        self._pair_vals.append(val)
+        number = self._pairs[pair] = len(self._pair_cols) - 1
+        return number
 
-    def _text_features(
-        self, text: str
-    ) -> tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.float64]]]:
-        """Per-token (then word-pair) feature arrays, in the order they are summed. The caches
-        are read inline: this runs once per token of every text embedded."""
-        tokens = tokenize(text)
-        if not tokens:
-            return [self._empty[0]], [self._empty[1]]
-        cols: list[npt.NDArray[np.int64]] = []
-        vals: list[npt.NDArray[np.float64]] = []
-        cache = self._token_cache
-        for tok in tokens:
-            found = cache.get(tok)
-            if found is None:
-                found = self._token_features(tok)
-            cols.append(found[0])
-            vals.append(found[1])
-        content = [t for t in tokens if t not in _STOPWORDS]
-        if len(content) > 1:
-            pair_cache = self._pair_cache
-            pairs = [
-                pair_cache.get(key) or self._pair_feature(*key)
-                for key in itertools.pairwise(content)
-            ]
-            cols.append(np.array([c for c, _ in pairs], dtype=np.int64))
-            vals.append(np.array([v for _, v in pairs], dtype=np.float64))
-        return cols, vals
+    def _text_numbers(self, text: str, tokens: list[int], pairs: list[int]) -> tuple[int, int]:
+        """Append the numbers of ``text``'s tokens and word pairs (the empty feature for a text
+        without words); returns how many of each, in the order they are summed."""
+        words = tokenize(text)
+        if not words:
+            pairs.append(0)
+            return 0, 1
+        known = self._tokens
+        tokens.extend([known.get(t) or self._numbered(t) for t in words])
+        content = [t for t in words if t not in _STOPWORDS]
+        if len(content) < 2:
+            return len(words), 0
+        seen = self._pairs
+        pairs.extend([seen.get(k) or self._add_pair(k) for k in itertools.pairwise(content)])
+        return len(words), len(content) - 1
+
+    def _numbered(self, token: str) -> int:
+        # ``known.get(t) or …`` also lands here for token number 0: look it up before adding
+        found = self._tokens.get(token)
+        return self._add_token(token) if found is None else found
 
     # -- embedding ---------------------------------------------------------------------------
     def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), _CHUNK):
-            chunk = texts[start : start + _CHUNK]
-            all_cols: list[npt.NDArray[np.int64]] = []
-            all_vals: list[npt.NDArray[np.float64]] = []
-            parts = np.zeros(len(chunk), dtype=np.int64)  # feature arrays per text
-            for i, text in enumerate(chunk):
-                cols, vals = self._text_features(text)
-                all_cols.extend(cols)
-                all_vals.extend(vals)
-                parts[i] = len(cols)
-            sizes = np.fromiter(map(len, all_cols), dtype=np.int64, count=len(all_cols))
-            rows = np.repeat(np.repeat(np.arange(len(chunk), dtype=np.int64), parts), sizes)
-            flat = rows * self.dim + np.concatenate(all_cols)
-            dense = np.bincount(
-                flat, weights=np.concatenate(all_vals), minlength=len(chunk) * self.dim
-            ).reshape(len(chunk), self.dim)
-            norms = np.sqrt(np.square(dense).sum(axis=1, keepdims=True))
-            # Collisions can cancel every feature of a text; fall back to the empty vector.
-            for j in np.flatnonzero(norms[:, 0] == 0.0).tolist():
-                dense[j, :] = 0.0
-                dense[j, int(self._empty[0][0])] = self._empty[1][0]
-                norms[j, 0] = 1.0
-            out[start : start + len(chunk)] = dense / norms
+        with self._lock:
+            for start in range(0, len(texts), _CHUNK):
+                chunk = texts[start : start + _CHUNK]
+                out[start : start + len(chunk)] = self._embed_chunk(chunk)
         return out
+
+    def _embed_chunk(self, chunk: list[str]) -> npt.NDArray[np.float64]:
+        if len(self._tokens) + len(self._pairs) >= _CACHE_LIMIT:
+            self._reset()
+        tokens: list[int] = []
+        pairs: list[int] = []
+        n_tokens = np.empty(len(chunk), dtype=np.int64)
+        n_pairs = np.empty(len(chunk), dtype=np.int64)
+        for i, text in enumerate(chunk):
+            n_tokens[i], n_pairs[i] = self._text_numbers(text, tokens, pairs)
+        rows = np.arange(len(chunk), dtype=np.int64)
+        # every token's feature rows, text after text (a token's features in their order)
+        t = np.array(tokens, dtype=np.int64)
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        first, sizes = starts[t], starts[t + 1] - starts[t]
+        ends = np.cumsum(sizes)
+        take = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        take += np.repeat(first - (ends - sizes), sizes)
+        p = np.array(pairs, dtype=np.int64)
+        # tokens' features, then pairs', so each text's features are summed in its order
+        cols = np.concatenate(
+            (np.frombuffer(self._cols, dtype=np.int64)[take],
+             np.frombuffer(self._pair_cols, dtype=np.int64)[p])
+        )  # fmt: skip
+        vals = np.concatenate(
+            (np.frombuffer(self._vals, dtype=np.float64)[take],
+             np.frombuffer(self._pair_vals, dtype=np.float64)[p])
+        )  # fmt: skip
+        owner = np.concatenate(
+            (np.repeat(np.repeat(rows, n_tokens), sizes), np.repeat(rows, n_pairs))
+        )
+        dense = np.bincount(
+            owner * self.dim + cols, weights=vals, minlength=len(chunk) * self.dim
+        ).reshape(len(chunk), self.dim)
+        del starts  # views of the growable arrays end before they can grow again
+        norms = np.sqrt(np.square(dense).sum(axis=1, keepdims=True))
+        # Collisions can cancel every feature of a text; fall back to the empty vector.
+        for j in np.flatnonzero(norms[:, 0] == 0.0).tolist():
+            dense[j, :] = 0.0
+            dense[j, self._pair_cols[0]] = self._pair_vals[0]
+            norms[j, 0] = 1.0
+        result: npt.NDArray[np.float64] = dense / norms
+        return result

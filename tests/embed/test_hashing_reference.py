@@ -13,11 +13,20 @@ import hashlib
 import itertools
 import math
 import random
+import re
 
 import numpy as np
 import pytest
 
 from costeer_lab.embed._hashing import _STOPWORDS, HashingEmbedder, tokenize
+
+
+def _tokens(text: str) -> list[str]:
+    """The documented tokenizer in its plain form: split camelCase, lowercase, then runs of
+    letters or of digits (Unicode aware)."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
+    return re.findall(r"[^\W\d_]+|\d+", text.lower())
 
 
 def _feature(feature: str, weight: float, dim: int) -> tuple[int, float]:
@@ -33,7 +42,7 @@ def _stem(token: str) -> str:
 
 def _reference(text: str, dim: int) -> np.ndarray:
     feats: list[tuple[int, float]] = []
-    tokens = tokenize(text)
+    tokens = _tokens(text)
     for tok in tokens:
         if tok in _STOPWORDS:
             feats.append(_feature("w:" + tok, 0.25, dim))
@@ -81,3 +90,29 @@ def test_vectors_equal_the_reference_bit_for_bit(dim: int) -> None:
     again.embed(texts[::-1])  # warm caches in another order, then embed in small chunks
     chunks = [again.embed(texts[i : i + 37]) for i in range(0, len(texts), 37)]
     assert np.concatenate(chunks).tobytes() == expected.tobytes()
+
+
+def test_tokenize_equals_the_plain_tokenizer() -> None:
+    # ASCII texts take a faster pattern; mixed, non-ASCII and lowercase-to-ASCII texts
+    # (the Kelvin sign lowercases to "k") the Unicode one
+    rng = random.Random(11)
+    alphabet = "aZ09_ -.'(\n\tXyHTTPs\u00e9\u00c9\u212a\u0130\u65e5\u00b2\u0663"
+    texts = _corpus() + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)
+    ]
+    assert [tokenize(t) for t in texts] == [_tokens(t) for t in texts]
+    assert tokenize("\u212aelvinScale") == ["kelvin", "scale"]
+
+
+def test_feature_tables_emptied_at_their_limit_keep_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import costeer_lab.embed._hashing as hashing
+
+    texts = _corpus()
+    expected = HashingEmbedder(dim=64).embed(texts)
+    monkeypatch.setattr(hashing, "_CACHE_LIMIT", 25)  # emptied before most chunks below
+    small = HashingEmbedder(dim=64)
+    chunks = [small.embed(texts[i : i + 5]) for i in range(0, len(texts), 5)]
+    assert np.concatenate(chunks).tobytes() == expected.tobytes()
+    assert len(small._tokens) + len(small._pairs) < 25 + 5 * 80  # one chunk's worth at most
