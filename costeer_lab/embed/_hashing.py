@@ -127,17 +127,17 @@ class HashingEmbedder(BaseEmbedder):
     def _add_token(self, token: str) -> int:
         """Number a new token and append its unigram and character n-gram features."""
         if token in _STOPWORDS:
-            feats = [self._hash_feature("w:" + token, _STOPWORD_W)]
+            features, weights = ["w:" + token], [_STOPWORD_W]
         else:
-            feats = [self._hash_feature("w:" + _stem(token), _UNIGRAM_W)]
             marked = f"<{token}>"
             grams = [marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
-            if grams:
-                w = _CHAR_BLOCK_W / math.sqrt(len(grams))
-                feats.extend(self._hash_feature("c:" + g, w) for g in grams)
-        for col, val in feats:
-            self._cols.append(col)
-            self._vals.append(val)
+            features = ["w:" + _stem(token), *["c:" + g for g in grams]]
+            weights = [_UNIGRAM_W] + [_CHAR_BLOCK_W / math.sqrt(len(grams))] * len(grams)
+        dim, blake2b = self.dim, hashlib.blake2b
+        for feature, w in zip(features, weights, strict=True):  # as _hash_feature, inline
+            h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+            self._cols.append(h % dim)
+            self._vals.append(w if h >> 63 else -w)
         self._starts.append(len(self._cols))
         number = self._tokens[token] = len(self._tokens)
         return number

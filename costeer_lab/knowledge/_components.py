@@ -9,6 +9,7 @@ folded: ``Mean``, ``np.mean`` and "average" are all ``op:mean``), ``field:<name>
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
@@ -112,6 +113,7 @@ _WORD = re.compile(r"[A-Za-z]+")
 _IGNORED_CALLS = frozenset({"def", "print", "if", "for", "while", "return", "lambda", "and", "or"})
 
 
+@functools.lru_cache(maxsize=16_384)  # a task names a few of a small vocabulary
 def normalize_component(kind: str, name: str) -> str:
     """Canonical component string: ``normalize_component("op", "np.Mean") == "op:mean"``."""
     base = name.rsplit(".", 1)[-1].strip().lower().lstrip("$")
@@ -163,10 +165,12 @@ def _from_description(text: str, with_fields: bool) -> Iterable[str]:
             yield normalize_component("op", m.group(1))
     for m in _BACKTICK.finditer(text):
         yield normalize_component("op", m.group(1))
+    operators = _OPERATOR_WORDS
     for w in _WORD.findall(text):
         low = w.lower()
-        if low in _OPERATOR_WORDS:
-            yield normalize_component("op", _OPERATOR_WORDS[low])
+        op = operators.get(low)
+        if op is not None:
+            yield normalize_component("op", op)
         elif with_fields and low in _FIELD_WORDS and w == low:
             yield normalize_component("field", low)
 
