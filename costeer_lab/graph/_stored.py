@@ -259,7 +259,7 @@ class KnowledgeGraph:
             nodes,
             fresh,
             self.store.check_nodes(nodes.values()),
-            self.store.check_edges(EdgeRecord(s, d, k) for (s, d), k in fresh.items()),
+            self.store.check_edge_keys((s, d, k) for (s, d), k in fresh.items()),
             vectors,
             cached,
         )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Self
 
 from costeer_lab.errors import InvalidInputError
 from costeer_lab.store._batch import BatchWrite, CollectionState
-from costeer_lab.store._rows import CheckedRows, edge_rows, node_rows, record_rows
+from costeer_lab.store._rows import CheckedRows, edge_key_rows, edge_rows, node_rows, record_rows
 from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord, Snapshot, StoreDiff
 
 if TYPE_CHECKING:
@@ -223,6 +223,18 @@ class BaseStore(abc.ABC):
     def check_edges(self, edges: Iterable[EdgeRecord]) -> CheckedRows:
         """The rows :meth:`put_edges` writes for ``edges``, checked and encoded now."""
         return CheckedRows("edges", edge_rows(edges, time.time()))
+
+    def check_edge_keys(self, keys: Iterable[tuple[str, str, str]]) -> CheckedRows:
+        """:meth:`check_edges` of attribute-less edges given as ``(src, dst, kind)`` triples.
+
+        Example:
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_edges(s.check_edge_keys([("a", "b", "has_component")]))
+            >>> list(s.iter_edge_keys())
+            [('a', 'b', 'has_component')]
+        """
+        return CheckedRows("edges", edge_key_rows(keys, time.time()))
 
     @abc.abstractmethod
     def iter_edges(self, kind: str | None = None, node: str | None = None) -> Iterator[EdgeRecord]:

@@ -16,7 +16,7 @@ from costeer_lab.store._types import EdgeRecord, JSONValue, NodeRecord
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["CheckedRows", "edge_rows", "node_rows", "record_rows", "vector_input"]
+__all__ = ["CheckedRows", "edge_key_rows", "edge_rows", "node_rows", "record_rows", "vector_input"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,22 @@ def edge_rows(edges: Iterable[EdgeRecord], now: float) -> list[tuple[str, str, s
             raise InvalidInputError(f"attrs of edge {src!r}->{dst!r} must be a dict")
         text = dumps_json(attrs, what=f"attrs of edge {src!r}->{dst!r}") if attrs else "{}"
         rows.append((src, dst, kind, text, edge.created_at or now))
+    _check_ids([row[0] for row in rows], "edge src")
+    _check_ids([row[1] for row in rows], "edge dst")
+    return rows
+
+
+def edge_key_rows(
+    keys: Iterable[tuple[str, str, str]], now: float
+) -> list[tuple[str, str, str, str, float]]:
+    """:func:`edge_rows` of attribute-less edges given as ``(src, dst, kind)`` triples (what a
+    knowledge graph writes), without an :class:`EdgeRecord` per edge; the same checks."""
+    try:
+        rows = [(src, dst, kind, "{}", now) for src, dst, kind in keys]
+    except (TypeError, ValueError):
+        raise InvalidInputError("edge keys must be (src, dst, kind) triples") from None
+    if not all(type(r[0]) is str and type(r[1]) is str and type(r[2]) is str for r in rows):
+        return edge_rows((EdgeRecord(*r[:3]) for r in rows), now)  # names the bad item
     _check_ids([row[0] for row in rows], "edge src")
     _check_ids([row[1] for row in rows], "edge dst")
     return rows

@@ -220,3 +220,23 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
     except FileNotFoundError:
         return False
+
+
+def test_edge_keys_are_checked_as_edges_are() -> None:
+    store = get_store(":memory:")
+    keys = [("a", "b", "hit"), ("é 𝔼 'q'", "a", "has_component")]
+    fast = store.check_edge_keys(keys).rows
+    slow = store.check_edges([EdgeRecord(*k) for k in keys]).rows
+    assert [r[:4] for r in fast] == [r[:4] for r in slow] == [(*k, "{}") for k in keys]
+    store.put_edges(store.check_edge_keys(keys))
+    assert list(store.iter_edge_keys()) == keys
+    for bad, named in (
+        ([("a", "b\x00", "hit")], "edge dst"),  # the store cannot keep a NUL
+        ([("a\ud800", "b", "hit")], "edge src"),  # nor a lone surrogate
+        ([("a", 7, "hit")], "edge dst"),
+        ([("a", "b", None)], "kind"),
+        ([("a", "b")], "triples"),
+    ):
+        with pytest.raises(InvalidInputError, match=named):
+            store.check_edge_keys(bad)  # type: ignore[arg-type]
+    assert store.count_edges() == 2
