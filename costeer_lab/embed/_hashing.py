@@ -113,16 +113,21 @@ class HashingEmbedder(BaseEmbedder):
         self._cols = array("q")
         self._vals = array("d")
         self._pairs: dict[tuple[str, str], int] = {}
-        col, val = self._hash_feature(_EMPTY_FEATURE, 1.0)
-        self._pair_cols = array("q", [col])
-        self._pair_vals = array("d", [val])
+        self._pair_cols = array("q")
+        self._pair_vals = array("d")
+        self._append_features(self._pair_cols, self._pair_vals, [_EMPTY_FEATURE], [1.0])
 
     # -- feature hashing ---------------------------------------------------------------------
-    def _hash_feature(self, feature: str, weight: float) -> tuple[int, float]:
-        h = int.from_bytes(
-            hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
-        )
-        return h % self.dim, (weight if (h >> 63) & 1 else -weight)
+    def _append_features(
+        self, cols: array[int], vals: array[float], features: list[str], weights: list[float]
+    ) -> None:
+        """Hash each feature with blake2b to a column (``h % dim``) and a sign (the top bit of
+        ``h``); append the column and the signed weight."""
+        dim, blake2b = self.dim, hashlib.blake2b
+        for feature, w in zip(features, weights, strict=True):
+            h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+            cols.append(h % dim)
+            vals.append(w if h >> 63 else -w)
 
     def _add_token(self, token: str) -> int:
         """Number a new token and append its unigram and character n-gram features."""
@@ -133,20 +138,15 @@ class HashingEmbedder(BaseEmbedder):
             grams = [marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
             features = ["w:" + _stem(token), *["c:" + g for g in grams]]
             weights = [_UNIGRAM_W] + [_CHAR_BLOCK_W / math.sqrt(len(grams))] * len(grams)
-        dim, blake2b = self.dim, hashlib.blake2b
-        for feature, w in zip(features, weights, strict=True):  # as _hash_feature, inline
-            h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
-            self._cols.append(h % dim)
-            self._vals.append(w if h >> 63 else -w)
+        self._append_features(self._cols, self._vals, features, weights)
         self._starts.append(len(self._cols))
         number = self._tokens[token] = len(self._tokens)
         return number
 
     def _add_pair(self, pair: tuple[str, str]) -> int:
         """Number a new word pair and append its feature."""
-        col, val = self._hash_feature(f"b:{_stem(pair[0])} {_stem(pair[1])}", _BIGRAM_W)
-        self._pair_cols.append(col)
-        self._pair_vals.append(val)
+        feature = f"b:{_stem(pair[0])} {_stem(pair[1])}"
+        self._append_features(self._pair_cols, self._pair_vals, [feature], [_BIGRAM_W])
         number = self._pairs[pair] = len(self._pair_cols) - 1
         return number
 
