@@ -270,16 +270,22 @@ class VectorCollection:
         version, etag = self.index.source_version, self.index.source_etag
         return None if version is None or etag is None else (version, etag)
 
-    def sync(self, *, only_if_enabled: bool = False) -> bool:
+    def sync(
+        self, *, only_if_enabled: bool = False, stored: tuple[int, str] | None = None
+    ) -> bool:
         """Rebuild the index if the store's collection changed since, or (``auto``) if its size
         now calls for the other kind; returns True if rebuilt.
 
         A persisted file that matches the store's new state (another process saved it) is
         loaded instead of rebuilding; a rebuilt index is saved by the next :meth:`checkpoint`.
+        ``stored``: the collection's state just read from the store by the caller
+        (:meth:`~costeer_lab.store.BaseStore.collection_states`), so it is not read again.
         """
         if only_if_enabled and not self.sync_on_search:
             return False
-        if self.store.collection_state(self.name) == self.state:
+        if stored is None:
+            stored = self.store.collection_state(self.name)
+        if stored == self.state:
             return self._settle_kind()
         self._reopen()
         return True

@@ -431,8 +431,8 @@ class FaissIndex:
     def _to_result(self, labels: Any, scores: Any, k: int, n_cand: int) -> SearchResult:
         keep = labels >= 0
         return SearchResult(
-            ids=tuple(self._id_of[lab] for lab in labels[keep].tolist()),
-            scores=tuple(float(s) for s in scores[keep].tolist()),
+            ids=tuple(map(self._id_of.__getitem__, labels[keep].tolist())),
+            scores=tuple(scores[keep].tolist()),  # Python floats
             k=k,
             n_candidates=n_cand,
         )

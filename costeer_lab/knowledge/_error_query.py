@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from costeer_lab.graph import ERROR, node_id
+from costeer_lab.graph import ERROR
 from costeer_lab.knowledge._attempts import attempt_errors
 from costeer_lab.knowledge._kb_records import Fix
 from costeer_lab.knowledge._kb_v2 import KnowledgeBaseV2
@@ -30,7 +30,7 @@ def error_fix_candidates(
         return []
     found: dict[str, tuple[Fix, float]] = {}  # success node -> (fix, score)
     for fp, _line in attempt_errors(feedback):
-        fixes, score = kb.error_fixes.get(node_id(ERROR, fp), []), 1.0
+        fixes, score = kb.error_fixes.get(kb.error_id(fp), []), 1.0
         if not fixes and similarity < 1.0:
             fixes, score = similar_error_fixes(kb, fp, similarity)
         for fix in reversed(fixes):

@@ -570,9 +570,12 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         return out
 
     def sync_indexes(self) -> None:
-        """Reload a vector index another process or store object changed (one check per kind)."""
-        for col in self.graph.collections.values():
-            col.sync()
+        """Reload a vector index another process or store object changed (one store read
+        checks every kind)."""
+        cols = list(self.graph.collections.values())
+        states = self.store.collection_states([c.name for c in cols])
+        for col in cols:
+            col.sync(stored=states[col.name])
 
     def query_vector(self, text: str) -> npt.NDArray[np.float32]:
         """Embedding of a query text: memoized in memory, not written to the embedding cache."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from costeer_lab.graph import COMPONENT, TASK_DESCRIPTION, node_id
+from costeer_lab.graph import TASK_DESCRIPTION
 from costeer_lab.index import SearchResult
 from costeer_lab.knowledge._attempts import as_triples, deteriorated
 from costeer_lab.knowledge._error_query import error_fix_candidates
@@ -155,43 +156,44 @@ class RAGStrategyV2:
         plans: dict[str, _Plan] = {}
         on = set(self.query_kinds)
         harmful = harmful_items(kb.store, s) if s.demote_harmful else None
+        success = kb.success
         for task in tasks:
             td = kb.td_of(task)
             if kb.is_solved(task.id, run_id=run_id):
-                solved[task.id] = (td, kb.success[td].node)
+                solved[task.id] = (td, success[td].node)
                 continue
             if self._trials(kb, task, run_id) >= s.trial_limit:
                 failed.add(task.id)
             key = (stream, task.id, attempt)
             vec = kb.query_vector(task.get_task_information())
-            near = nearest(kb, vec) if kb.success else None
+            near = nearest(kb, vec) if success else None
             plans[task.id] = _Plan(
                 former=[(td, a.trace) for a in self._former(kb, task, run_id)]
                 if "former_trace" in on
                 else [],
-                similar=self._similar(kb, task, vec, key, near, harmful)
+                similar=self._similar(kb, task, vec, key, near, harmful, td=td)
                 if "similar" in on
                 else [],
-                component=self._component(kb, task, vec, key, near, harmful)
+                component=self._component(kb, task, vec, key, near, harmful, td=td)
                 if "component" in on
                 else [],
-                errors=self._errors(kb, task, last_feedback.get(task.id), key)
+                errors=self._errors(kb, task, last_feedback.get(task.id), key, td=td)
                 if "error" in on
                 else [],
             )
         pairs = list(solved.values())
         for p in plans.values():
             pairs += p.former
-            pairs += [(td, kb.success[td].node) for td, _ in (*p.similar, *p.component)]
+            pairs += [(td, success[td].node) for td, _ in (*p.similar, *p.component)]
             pairs += [(f.td, f.failed_trace) for f, _ in p.errors]
             pairs += [(f.td, f.success) for f, _ in p.errors]
         ks = kb.knowledge(pairs)
 
         def scored(picked: list[tuple[str, float]]) -> tuple[ScoredKnowledge, ...]:
             return tuple(
-                ScoredKnowledge(ks[(td, kb.success[td].node)], sc)
+                ScoredKnowledge(ks[(td, success[td].node)], sc)
                 for td, sc in picked
-                if (td, kb.success[td].node) in ks
+                if (td, success[td].node) in ks
             )
 
         former: dict[str, tuple[Knowledge, ...]] = {}
@@ -263,18 +265,22 @@ class RAGStrategyV2:
         key: tuple[object, ...],
         near: SearchResult | None = None,
         harmful: Mapping[str, object] | None = None,
+        *,
+        td: str | None = None,
     ) -> list[tuple[str, float]]:
         """Similar query: successful task descriptions closest to the task's (itself excluded);
-        with ``harmful`` (``demote_harmful``), flagged items move behind all others."""
+        with ``harmful`` (``demote_harmful``), flagged items move behind all others. ``td``:
+        the task's description id when the caller has it."""
         s = self.settings
-        if s.max_similar == 0 or not kb.success:
+        success = kb.success
+        if s.max_similar == 0 or not success:
             return []
-        own = kb.td_of(task)
+        own = td or kb.td_of(task)
         widen = s.sampler != "top" or bool(harmful)
         pool = s.max_similar * (s.candidate_multiplier if widen else 1)
-        ranked = search_solved(kb, vec, pool, lambda td: td != own and td in kb.success, near=near)
+        ranked = search_solved(kb, vec, pool, lambda x: x != own and x in success, near=near)
         if harmful:
-            ranked.sort(key=lambda x: kb.success[x[0]].node in harmful)
+            ranked.sort(key=lambda x: success[x[0]].node in harmful)
         return self.sampler.sample(
             ranked, s.max_similar, scores=[x[1] for x in ranked], key=(*key, "similar")
         )
@@ -287,6 +293,8 @@ class RAGStrategyV2:
         key: tuple[object, ...],
         near: SearchResult | None = None,
         harmful: Mapping[str, object] | None = None,
+        *,
+        td: str | None = None,
     ) -> list[tuple[str, float]]:
         """Component query: successful tasks sharing the most components with the task.
 
@@ -296,13 +304,15 @@ class RAGStrategyV2:
         candidates form the pool; ``component_gt_ratio`` of the ``k`` picks come from ground
         truth (a side that runs short is filled from the other). The score of a pick is the
         fraction of the task's components it shares. With ``harmful`` (``demote_harmful``),
-        flagged items move behind all others.
+        flagged items move behind all others. ``td``: the task's description id when the
+        caller has it.
         """
         s = self.settings
+        success = kb.success
         k = s.max_component_matches
-        comps = [node_id(COMPONENT, c) for c in kb.components_of(task)]
+        comps = [kb.component_id(c) for c in kb.components_of(task)]
         shared = kb.solved.shared_counts(comps)  # ordinal -> components shared (postings)
-        own = kb.solved.ordinal.get(kb.td_of(task))
+        own = kb.solved.ordinal.get(td or kb.td_of(task))
         if own is not None:
             shared[own] = 0
         top = int(shared.max()) if shared.size else 0  # counts are at most len(comps)
@@ -321,12 +331,12 @@ class RAGStrategyV2:
             pool += [(td, m / len(comps), sim) for td, sim in ranked]
 
         def order(x: tuple[str, float, float]) -> tuple[bool, float, float]:
-            flagged = harmful is not None and kb.success[x[0]].node in harmful
+            flagged = harmful is not None and success[x[0]].node in harmful
             return flagged, -x[1], -x[2]
 
         pool.sort(key=order)
-        gt = [x for x in pool if kb.success[x[0]].provenance == GROUND_TRUTH]
-        earned = [x for x in pool if kb.success[x[0]].provenance != GROUND_TRUTH]
+        gt = [x for x in pool if success[x[0]].provenance == GROUND_TRUTH]
+        earned = [x for x in pool if success[x[0]].provenance != GROUND_TRUTH]
         n_gt = min(len(gt), max(round(k * s.component_gt_ratio), k - len(earned)))
         picked = self.sampler.sample(gt, n_gt, scores=[x[2] for x in gt], key=(*key, "gt"))
         picked += self.sampler.sample(
@@ -341,13 +351,15 @@ class RAGStrategyV2:
         task: Task,
         feedback: SingleFeedback | None,
         key: tuple[object, ...],
+        *,
+        td: str | None = None,
     ) -> list[tuple[Fix, float]]:
         """Error query (see :func:`error_fix_candidates`), then the sampler."""
         s = self.settings
         if feedback is None or s.max_error_fixes == 0:
             return []
         ranked = error_fix_candidates(
-            kb, kb.td_of(task), feedback, s.max_error_fixes * s.candidate_multiplier,
+            kb, td or kb.td_of(task), feedback, s.max_error_fixes * s.candidate_multiplier,
             s.error_similarity,
         )  # fmt: skip
         return self.sampler.sample(
@@ -358,7 +370,7 @@ class RAGStrategyV2:
 class _InTier:
     """Membership of a task description in tier ``m`` (shares exactly ``m`` components)."""
 
-    def __init__(self, kb: KnowledgeBaseV2, shared: npt.NDArray[np.int64], m: int) -> None:
+    def __init__(self, kb: KnowledgeBaseV2, shared: npt.NDArray[np.integer[Any]], m: int) -> None:
         self.ordinal, self.shared, self.m = kb.solved.ordinal, shared, m
 
     def __call__(self, td: str) -> bool:

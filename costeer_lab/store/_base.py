@@ -375,6 +375,21 @@ class BaseStore(abc.ABC):
         """
         return self.collection_version(collection), ""
 
+    def collection_states(self, collections: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """:meth:`collection_state` of each collection in ``collections`` (one read where the
+        backend can).
+
+        Example:
+            >>> import numpy as np
+            >>> from costeer_lab.store import get_store
+            >>> s = get_store(":memory:")
+            >>> s.put_vectors("c", "e@1:2", ["a"], np.ones((1, 2), dtype=np.float32))
+            >>> states = s.collection_states(["c", "never"])
+            >>> states["c"] == s.collection_state("c"), states["never"]
+            (True, (0, ''))
+        """
+        return {c: self.collection_state(c) for c in collections}
+
     @abc.abstractmethod
     def collection_info(self, collection: str) -> tuple[str, int] | None:
         """``(embedder_id, dim)`` of a collection, or ``None`` when it holds no vectors."""

@@ -412,6 +412,19 @@ class RelationalMixin(BaseStore):
         )
         return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
 
+    def collection_states(self, collections: Sequence[str]) -> dict[str, tuple[int, str]]:
+        names = list(dict.fromkeys(collections))
+        for name in names:
+            check_str(name, "collection")
+        out = dict.fromkeys(names, (0, ""))
+        if names:
+            rows = self._rows(
+                f"SELECT name, version, etag FROM collections WHERE {self._in('name')}",
+                (self._array(names),),
+            )
+            out.update((str(r[0]), (int(r[1]), str(r[2]))) for r in rows)
+        return out
+
     def collection_info(self, collection: str) -> tuple[str, int] | None:
         check_str(collection, "collection")
         rows = self._rows(

@@ -86,6 +86,8 @@ class _Reference(RAGStrategyV2):
         key: tuple[object, ...],
         near: SearchResult | None = None,
         harmful: object = None,
+        *,
+        td: str | None = None,  # the description id the strategy passes: found here again
     ) -> list[tuple[str, float]]:
         s = self.settings
         if s.max_similar == 0 or not kb.success:
@@ -106,6 +108,8 @@ class _Reference(RAGStrategyV2):
         key: tuple[object, ...],
         near: SearchResult | None = None,
         harmful: object = None,
+        *,
+        td: str | None = None,  # the description id the strategy passes: found here again
     ) -> list[tuple[str, float]]:
         s = self.settings
         k = s.max_component_matches

@@ -44,3 +44,47 @@ def test_labels_follow_a_new_index_object() -> None:
     second.add(["td:4", "td:0"], _vecs(2, 4))
     assert si.labels(second).tolist() == [1, -1, -1, -1, 0]
     assert si.shared_counts(["c:0", "c:1", "c:0"]).tolist() == [2, 1, 2, 1, 2]
+
+
+def _reference_counts(postings: dict[str, list[int]], n: int, comps: list[str]) -> list[int]:
+    """The method's walk: for each listed component, one more for each task that has it."""
+    counts = [0] * n
+    for c in comps:
+        for o in postings.get(c, []):
+            counts[o] += 1
+    return counts
+
+
+def test_shared_counts_equal_a_walk_while_postings_grow_dense_and_sparse() -> None:
+    """Counts from byte masks (large postings) and scattered increments (small ones) equal a
+    plain walk at every size, while ordinals are appended between queries (each mask is
+    brought up to date, grows past its capacity, and components move from sparse to dense)."""
+    rng = np.random.default_rng(7)
+    names = [f"c:{i}" for i in range(12)]
+    share = np.linspace(0.005, 0.6, len(names))  # rare to very common components
+    si = SuccessIndex()
+    postings: dict[str, list[int]] = {c: [] for c in names}
+    dense_seen: set[str] = set()
+    for step in range(40):
+        for _ in range(int(rng.integers(1, 400))):
+            o = len(si)
+            comps = [c for c, p in zip(names, share, strict=True) if rng.random() < p]
+            si.add(f"td:{o}", comps)
+            for c in comps:
+                postings[c].append(o)
+        n = len(si)
+        dense_seen |= {c for c in names if len(postings[c]) * 16 > n}
+        for _ in range(5):
+            comps = list(rng.choice([*names, "c:absent"], size=int(rng.integers(0, 9))))
+            got = si.shared_counts(comps)
+            assert got.dtype == np.uint8 and got.shape == (n,), step
+            assert got.tolist() == _reference_counts(postings, n, comps), (step, comps)
+    assert len(dense_seen) > 6 and len(dense_seen) < len(names)  # both paths were taken
+
+
+def test_shared_counts_of_many_components_do_not_wrap_around() -> None:
+    si = SuccessIndex()
+    si.add("td:a", ["c:x"])
+    si.add("td:b", ["c:y"])
+    counts = si.shared_counts(["c:x"] * 300 + ["c:y"])  # a byte would wrap at 256
+    assert counts.dtype == np.int64 and counts.tolist() == [300, 1]
