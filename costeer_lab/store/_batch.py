@@ -75,6 +75,11 @@ class BatchWrite:
 
     def to_bytes(self) -> bytes:
         """The batch as bytes (see the module): a length, a JSON header, the raw vectors."""
+        return b"".join(self.to_parts())
+
+    def to_parts(self) -> list[bytes]:
+        """The pieces of :meth:`to_bytes`, in order, not joined (a batch of several MB is
+        written to a pipe piece by piece instead of being copied into one bytes object)."""
         blobs: list[bytes] = []
 
         def matrix(m: npt.NDArray[np.float32]) -> list[int]:
@@ -100,19 +105,23 @@ class BatchWrite:
         }
         text = json.dumps(header, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         head = text.encode("utf-8", "surrogatepass")
-        return b"".join([_HEADER.pack(len(head)), head, *blobs])
+        return [_HEADER.pack(len(head)), head, *blobs]
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> BatchWrite:
-        """The batch :meth:`to_bytes` made.
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> BatchWrite:
+        """The batch :meth:`to_bytes` made (from any bytes-like object; a ``memoryview``
+        slice of a larger message is read without a copy).
 
         Raises:
             InvalidInputError: ``data`` is not such a batch (cut short, or another format).
         """
         try:
-            (size,) = _HEADER.unpack_from(data, 0)
+            view = memoryview(data).cast("B")
+            (size,) = _HEADER.unpack_from(view, 0)
             at = _HEADER.size + size
-            header = json.loads(data[_HEADER.size : at].decode("utf-8", "surrogatepass"))
+            if at > len(view):
+                raise ValueError("data cut short")
+            header = json.loads(str(view[_HEADER.size : at], "utf-8", "surrogatepass"))
 
             def blob(n: int) -> memoryview:
                 nonlocal at
@@ -128,7 +137,6 @@ class BatchWrite:
             def table(name: str, spec: list[Any] | None) -> CheckedRows | None:
                 return None if spec is None else CheckedRows(name, _rows_of(spec, blob))
 
-            view = memoryview(data)
             nodes = table("nodes", header["nodes"])
 
             cached = [
@@ -141,8 +149,8 @@ class BatchWrite:
             ]
             edges = table("edges", header["edges"])
             records = [(kind, table("records", spec)) for kind, spec in header["records"]]
-            if at != len(data):
-                raise ValueError(f"{len(data) - at} bytes left over")
+            if at != len(view):
+                raise ValueError(f"{len(view) - at} bytes left over")
             return cls(nodes, cached, vectors, edges, records)  # type: ignore[arg-type]
         except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
             raise InvalidInputError(f"not a batch write: {exc}") from None
@@ -182,7 +190,7 @@ def _rows_of(spec: list[Any], blob: Any) -> list[tuple[Any, ...]]:
     for col in specs:
         if col[0] == "s":
             ends = np.cumsum(np.frombuffer(blob(8 * n), dtype="<i8")).tolist()
-            text = bytes(blob(int(col[1]))).decode("utf-8", "surrogatepass")
+            text = str(blob(int(col[1])), "utf-8", "surrogatepass")
             if n and ends[-1] != len(text):
                 raise ValueError("text column lengths do not add up")
             columns.append([text[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)])

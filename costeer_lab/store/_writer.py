@@ -128,7 +128,7 @@ class WriterProcess:
             if self._resume_due:  # batches sent from now on are written again
                 send(stdin, RESUME)
                 self._resume_due = False
-            send(stdin, BATCH + batch.to_bytes())
+            send(stdin, BATCH, *batch.to_parts())
         except (BrokenPipeError, OSError) as exc:
             raise self._ended(exc) from None
         self._outstanding += 1
@@ -208,14 +208,18 @@ def _error(name: str, message: str, path: str) -> Exception:
     return StoreError(f"store {path!r} (writer process): {name}: {message}")
 
 
-def send(stream: IO[bytes], body: bytes) -> None:
-    stream.write(_LENGTH.pack(len(body)))
-    stream.write(body)
+def send(stream: IO[bytes], *parts: bytes) -> None:
+    """One frame whose body is ``parts`` joined (written one after the other, not copied
+    into one object first)."""
+    stream.write(_LENGTH.pack(sum(map(len, parts))))
+    for part in parts:
+        stream.write(part)
     stream.flush()
 
 
-def receive(stream: IO[bytes]) -> bytes | None:
-    """One frame's body; ``None`` at the end of the stream (the other side closed it)."""
+def receive(stream: IO[bytes]) -> bytearray | None:
+    """One frame's body (read into one buffer, no copy of its pieces); ``None`` at the end
+    of the stream (the other side closed it)."""
     head = _read_exactly(stream, _LENGTH.size)
     if head is None:
         return None
@@ -225,15 +229,15 @@ def receive(stream: IO[bytes]) -> bytes | None:
     return body
 
 
-def _read_exactly(stream: IO[bytes], n: int) -> bytes | None:
-    parts: list[bytes] = []
-    left = n
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            if left == n:
+def _read_exactly(stream: IO[bytes], n: int) -> bytearray | None:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        read = stream.readinto(view[got:])  # type: ignore[attr-defined]
+        if not read:
+            if got == 0:
                 return None
-            raise StoreError(f"stream ended {left} bytes short of a frame")
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
+            raise StoreError(f"stream ended {n - got} bytes short of a frame")
+        got += read
+    return buf

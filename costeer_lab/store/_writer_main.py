@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     """
     path, synchronous, timeout = argv[0], argv[1], float(argv[2])
     store = SQLiteStore(path, synchronous=synchronous, busy_timeout_s=timeout)  # type: ignore[arg-type]
-    requests: queue.Queue[bytes | None] = queue.Queue()
+    requests: queue.Queue[bytearray | None] = queue.Queue()
 
     def read() -> None:
         try:
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
                 try:
                     if body[:1] != BATCH:
                         raise InvalidInputError(f"unknown request {body[:1]!r}")
-                    states = store.write_batch(BatchWrite.from_bytes(body[1:]))
+                    states = store.write_batch(BatchWrite.from_bytes(memoryview(body)[1:]))
                     reply = {"states": [[list(b), list(a)] for b, a in states]}
                 except Exception as exc:  # reported to the parent, which raises it
                     reply = {"error": type(exc).__name__, "message": str(exc)}

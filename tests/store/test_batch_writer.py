@@ -90,6 +90,32 @@ def test_bytes_that_are_not_a_batch_are_refused(cut: int) -> None:
         BatchWrite.from_bytes(data + b"x")
 
 
+def test_a_batch_is_sent_in_pieces_and_read_from_a_slice_of_the_frame() -> None:
+    """The writer's frames: a batch written piece by piece (never joined) arrives as one body,
+    and the batch is read from a slice of that body after the request byte, without a copy;
+    a frame cut short is refused by name."""
+    from costeer_lab.store._writer import BATCH, receive, send
+
+    batch = _batch(get_store(":memory:"))  # type: ignore[arg-type]
+    parts = batch.to_parts()
+    assert len(parts) > 3 and b"".join(parts) == batch.to_bytes()
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "wb") as out:
+        send(out, BATCH, *parts)
+        send(out, BATCH, *parts)
+        out.write(b"\x05\x00\x00\x00\x00\x00\x00\x00ab")  # says 5 bytes, holds 2
+    with os.fdopen(read_fd, "rb") as inp:
+        for _ in range(2):
+            body = receive(inp)
+            assert body is not None and body[:1] == BATCH
+            again = BatchWrite.from_bytes(memoryview(body)[1:])
+            assert again.to_bytes() == batch.to_bytes()
+            assert again.nodes == batch.nodes and again.edges == batch.edges
+        with pytest.raises(StoreError, match="3 bytes short of a frame"):
+            receive(inp)
+        assert receive(inp) is None  # the end of the stream between frames
+
+
 def test_the_writer_process_writes_what_write_batch_writes(tmp_path: Path) -> None:
     here, there = SQLiteStore(tmp_path / "here.db"), SQLiteStore(tmp_path / "there.db")
     states_here = here.write_batch(_batch(here))
