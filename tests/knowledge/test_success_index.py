@@ -84,7 +84,7 @@ def test_shared_counts_equal_a_walk_while_postings_grow_dense_and_sparse() -> No
 
 def test_shared_counts_of_many_components_do_not_wrap_around() -> None:
     si = SuccessIndex()
-    si.add("td:a", ["c:x"])
+    si.add("td:a", ["c:x", "c:x"])  # linked once
     si.add("td:b", ["c:y"])
     counts = si.shared_counts(["c:x"] * 300 + ["c:y"])  # a byte would wrap at 256
     assert counts.dtype == np.int64 and counts.tolist() == [300, 1]
