@@ -9,9 +9,9 @@ is handed to the vector index as a label array (no string look-up per allowed id
 
 A posting holding more than ``1 / DENSE_SHARE`` of all ordinals is also kept as a byte per
 ordinal (at most twice the posting's own size, plus room to grow): adding it to the counts is
-one pass over contiguous bytes instead of a scattered increment per ordinal. At 100k tasks (90k solved, six
-components per query, 105k postings) the counts took 0.15 ms as one ``np.bincount`` of the
-concatenated postings and take 0.05 ms this way.
+one pass over contiguous bytes instead of a scattered increment per ordinal. At 100k tasks
+(90k solved, six components per query, 105k postings) the counts took 0.15 ms as one
+``np.bincount`` of the concatenated postings and take 0.05 ms this way.
 """
 
 from __future__ import annotations
