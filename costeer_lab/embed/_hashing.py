@@ -25,7 +25,11 @@ __all__ = ["HashingEmbedder", "tokenize"]
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")  # rollingMean -> rolling Mean
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")  # HTTPServer -> HTTP Server
 _TOKEN = re.compile(r"[^\W\d_]+|\d+")  # runs of letters or runs of digits (Unicode aware)
-_TOKEN_ASCII = re.compile(r"[a-z]+|[0-9]+", re.ASCII)  # the same on lowercase ASCII, faster
+#: The tokens of an ASCII text, camel-case splits included, found in one scan of the text as
+#: it is (lowercased after): a lowercase run, a digit run, a capital and its lowercase run, or
+#: a run of capitals not followed by a lowercase letter (``HTTPServer``: ``HTTP``, ``Server``).
+#: The same tokens as the two substitutions and the scan for other texts, in half the time.
+_TOKEN_ASCII = re.compile(r"[a-z]+|[0-9]+|[A-Z][a-z]+|[A-Z]+(?![a-z])")
 
 #: Very common English words: kept as weak unigrams, no character n-grams, no word pairs.
 _STOPWORDS = frozenset(
@@ -53,8 +57,10 @@ def tokenize(text: str) -> list[str]:
         >>> tokenize("df['close'].rollingMean(window=5)")
         ['df', 'close', 'rolling', 'mean', 'window', '5']
     """
+    if text.isascii():  # tokens hold no space: lowercased as one string
+        return " ".join(_TOKEN_ASCII.findall(text)).lower().split()
     text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text)).lower()
-    return (_TOKEN_ASCII if text.isascii() else _TOKEN).findall(text)
+    return _TOKEN.findall(text)
 
 
 def _stem(token: str) -> str:

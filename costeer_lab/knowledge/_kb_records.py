@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from costeer_lab._json import encoder
 from costeer_lab.records import SingleFeedback, Task, Workspace
 
 __all__ = [
@@ -82,9 +82,8 @@ class Success:
             self.runs = (*self.runs, run)
 
 
-#: ``json.dumps(..., sort_keys=True)`` with one encoder for every call (the function builds a
-#: new encoder each time it is given an option): the same text.
-_SORTED = json.JSONEncoder(sort_keys=True)
+#: ``json.dumps(..., sort_keys=True)`` with one encoder for every call: the same text.
+_SORTED = encoder(sort_keys=True)
 
 
 def files_text(ws: Workspace) -> str:
@@ -94,7 +93,7 @@ def files_text(ws: Workspace) -> str:
         >>> files_text(Workspace({"b.py": "2", "a.py": "1"}, main_file="a.py"))
         '{"files": {"a.py": "1", "b.py": "2"}, "main_file": "a.py"}'
     """
-    return _SORTED.encode({"main_file": ws.main_file, "files": dict(ws.files)})
+    return _SORTED({"main_file": ws.main_file, "files": dict(ws.files)})
 
 
 def feedback_score(fb: SingleFeedback) -> float | None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costeer_lab._json import encoder
 from costeer_lab.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -38,17 +39,23 @@ __all__ = [
 
 _LE_F32 = np.dtype("<f4")
 #: One encoder for every call (``json.dumps`` with options builds a new one each time).
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_ENCODE = encoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def dumps_json(value: Any, *, what: str) -> str:
     """Serialise ``value`` as compact JSON, refusing anything JSON cannot represent.
 
     Raises:
-        InvalidInputError: ``value`` holds a non-JSON object (set, bytes, NaN, custom class, …).
+        InvalidInputError: ``value`` holds a non-JSON object (set, bytes, NaN, custom class, …),
+            holds itself, or is nested too deeply to encode.
     """
     try:
-        return _ENCODER.encode(value)
+        return _ENCODE(value)
+    except RecursionError:
+        raise InvalidInputError(
+            f"{what} must be JSON-serializable; got a {type(value).__name__} that holds itself "
+            "or is nested too deeply"
+        ) from None
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"{what} must be JSON-serializable (dict/list/str/int/float/bool/None, finite "

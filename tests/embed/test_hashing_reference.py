@@ -100,6 +100,12 @@ def test_tokenize_equals_the_plain_tokenizer() -> None:
     texts = _corpus() + [
         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)
     ]
+    # ASCII only, dense in case changes (runs of capitals before and after lowercase letters,
+    # digits between them): the one-scan pattern against the two substitutions
+    texts += [
+        "".join(rng.choice("aAbBzZ09_ .(-\t") for _ in range(rng.randint(0, 16)))
+        for _ in range(20_000)
+    ]
     assert [tokenize(t) for t in texts] == [_tokens(t) for t in texts]
     assert tokenize("\u212aelvinScale") == ["kelvin", "scale"]
 

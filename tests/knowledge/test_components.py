@@ -4,6 +4,8 @@ local OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
+import random
+import re
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from costeer_lab.knowledge import (
     ComponentExtractor,
     LLMComponentExtractor,
 )
-from costeer_lab.knowledge._components import normalize_component
+from costeer_lab.knowledge._components import _TIGHT_CALL, normalize_component
 from costeer_lab.records import Task
 from costeer_lab.testing import FakeOpenAIServer
 
@@ -23,6 +25,19 @@ def test_normalize_component() -> None:
     assert normalize_component("op", "np.Mean") == "op:mean"
     assert normalize_component("op", "Average") == "op:mean"
     assert normalize_component("field", "$close") == "field:close"
+
+
+def test_calls_in_a_description_are_those_of_the_plain_pattern() -> None:
+    # the run-start pattern finds the names the plain one finds, in texts dense in names,
+    # digits, dots, Unicode letters and digits, and parentheses with or without space before
+    plain = re.compile(r"([A-Za-z_][\w.]*)\(")
+    rng = random.Random(5)
+    texts = ["np.mean(x) of 2Mean( é1abc( 1.a( ..( _f(", "Rank(Ts_Mean($close, 5))"] + [
+        "".join(rng.choice("aZ_09.(\u00e9\u0663 \t-$") for _ in range(rng.randrange(16)))
+        for _ in range(50_000)
+    ]
+    assert [_TIGHT_CALL.findall(t) for t in texts] == [plain.findall(t) for t in texts]
+    assert _TIGHT_CALL.findall(texts[0]) == ["np.mean", "Mean", "abc", "a", "_f"]
 
 
 def test_builtin_reads_formula_variables_description_and_code() -> None:
