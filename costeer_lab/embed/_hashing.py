@@ -113,7 +113,11 @@ class HashingEmbedder(BaseEmbedder):
         ``_starts[t] .. _starts[t + 1]`` of ``_cols`` / ``_vals``, ``t`` its number in
         ``_tokens``; a word pair is one feature, row ``_pairs[(a, b)]`` of ``_pair_cols`` /
         ``_pair_vals``, whose row 0 is the feature of a text without words. Growable arrays, so
-        a text's Python work is a number per token and per pair; numpy gathers the features."""
+        a text's Python work is a number per token and per pair; numpy gathers the features.
+        ``_grams``: each character n-gram hashed so far → its column, or ``~column`` for a
+        negative sign (n-grams recur across tokens: a new token mostly hashes only its
+        unigram)."""
+        self._grams: dict[str, int] = {}
         self._tokens: dict[str, int] = {}
         self._starts = array("q", [0])
         self._cols = array("q")
@@ -129,22 +133,38 @@ class HashingEmbedder(BaseEmbedder):
     ) -> None:
         """Hash each feature with blake2b to a column (``h % dim``) and a sign (the top bit of
         ``h``); append the column and the signed weight."""
-        dim, blake2b = self.dim, hashlib.blake2b
         for feature, w in zip(features, weights, strict=True):
-            h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
-            cols.append(h % dim)
-            vals.append(w if h >> 63 else -w)
+            code = self._code(feature)
+            cols.append(code if code >= 0 else ~code)
+            vals.append(w if code >= 0 else -w)
+
+    def _code(self, feature: str) -> int:
+        """The column of ``feature`` (``h % dim``, ``h`` its 64-bit blake2b), or ``~column``
+        when its sign is negative (the top bit of ``h`` clear)."""
+        h = int.from_bytes(
+            hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+        )
+        return h % self.dim if h >> 63 else ~(h % self.dim)
 
     def _add_token(self, token: str) -> int:
         """Number a new token and append its unigram and character n-gram features."""
+        cols, vals = self._cols, self._vals
         if token in _STOPWORDS:
-            features, weights = ["w:" + token], [_STOPWORD_W]
+            self._append_features(cols, vals, ["w:" + token], [_STOPWORD_W])
         else:
+            self._append_features(cols, vals, ["w:" + _stem(token)], [_UNIGRAM_W])
             marked = f"<{token}>"
             grams = [marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
-            features = ["w:" + _stem(token), *["c:" + g for g in grams]]
-            weights = [_UNIGRAM_W] + [_CHAR_BLOCK_W / math.sqrt(len(grams))] * len(grams)
-        self._append_features(self._cols, self._vals, features, weights)
+            w = _CHAR_BLOCK_W / math.sqrt(len(grams))
+            known = self._grams
+            if len(known) >= _CACHE_LIMIT:
+                known.clear()
+            for gram in grams:
+                code = known.get(gram)
+                if code is None:
+                    code = known[gram] = self._code("c:" + gram)
+                cols.append(code if code >= 0 else ~code)
+                vals.append(w if code >= 0 else -w)
         self._starts.append(len(self._cols))
         number = self._tokens[token] = len(self._tokens)
         return number
