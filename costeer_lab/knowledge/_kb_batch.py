@@ -80,11 +80,18 @@ class Batch:
         #: attempts usually come one after another, and the rows of its description are in the
         #: batch already (the same frozen ``Task`` gives the same node, attributes and edges).
         self._last: tuple[Task, str, str] | None = None
+        #: Ids :meth:`_plain` has seen: each is present (graph, held batches, this batch) now.
+        self._checked: set[str] = set()
 
     def _node(self, nid: str, kind: str, content: str, attrs: dict[str, Any]) -> None:
         self.nodes[nid] = NodeRecord(nid, kind, content, attrs)
 
     def _plain(self, nid: str, kind: str, content: str) -> None:
+        """Add an attribute-less node unless it is present (a component or an error node: the
+        same few recur in every task, so each is looked up once per batch)."""
+        if nid in self._checked:
+            return
+        self._checked.add(nid)
         if nid not in self.nodes and nid not in self._held and not self.kb.graph.has(nid, kind):
             self.nodes[nid] = NodeRecord(nid, kind, content, {})
 

@@ -83,6 +83,15 @@ def _collector_paused(settle: Callable[[], None] | None = None) -> Iterator[None
             gc.enable()
 
 
+def _memo_id(memo: dict[str, str], kind: str, content: str) -> str:
+    """The node id of ``content`` of ``kind``, computed and kept in ``memo`` (emptied when it
+    holds :data:`_ID_MEMO` ids)."""
+    if len(memo) >= _ID_MEMO:
+        memo.clear()
+    nid = memo[content] = node_id(kind, content)
+    return nid
+
+
 def _chunks(entries: Iterable[AttemptInput], size: int) -> Iterator[list[AttemptInput]]:
     """``entries`` in lists of ``size`` (the last one shorter)."""
     chunk: list[AttemptInput] = []
@@ -204,7 +213,8 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
         )
         self._components: dict[str, tuple[str, ...]] = {}
         self._query_vectors: dict[str, npt.NDArray[np.float32]] = {}
-        self._ids: dict[tuple[str, str], str] = {}
+        self._component_ids: dict[str, str] = {}
+        self._error_ids: dict[str, str] = {}
         self._loaded = False
         self._closed = False
         self._task_td: dict[str, str] = {}
@@ -367,20 +377,13 @@ class KnowledgeBaseV2(KBSnapshotsMixin):
 
     def component_id(self, comp: str) -> str:
         """Node id of a component (memoized)."""
-        return self._memo_id(COMPONENT, comp)
+        nid = self._component_ids.get(comp)
+        return nid if nid is not None else _memo_id(self._component_ids, COMPONENT, comp)
 
     def error_id(self, fp: str) -> str:
         """Node id of an error fingerprint (memoized)."""
-        return self._memo_id(ERROR, fp)
-
-    def _memo_id(self, kind: str, content: str) -> str:
-        key = (kind, content)
-        nid = self._ids.get(key)
-        if nid is None:
-            if len(self._ids) >= _ID_MEMO:
-                self._ids.clear()
-            nid = self._ids[key] = node_id(kind, content)
-        return nid
+        nid = self._error_ids.get(fp)
+        return nid if nid is not None else _memo_id(self._error_ids, ERROR, fp)
 
     # -- writes ------------------------------------------------------------------------------
     def components_of(self, task: Task, text: str | None = None) -> tuple[str, ...]:

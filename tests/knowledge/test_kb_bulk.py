@@ -15,7 +15,7 @@ import pytest
 
 from costeer_lab.embed import BaseEmbedder, HashingEmbedder
 from costeer_lab.errors import StoreError
-from costeer_lab.graph import COMPONENT, ERROR, TASK_DESCRIPTION, collection_name
+from costeer_lab.graph import COMPONENT, ERROR, TASK_DESCRIPTION, collection_name, node_id
 from costeer_lab.knowledge import KnowledgeBaseV2, RAGSettings, RAGStrategyV2
 from costeer_lab.knowledge._kb_records import GROUND_TRUTH, AttemptInput
 from costeer_lab.records import SingleFeedback, Task, Workspace
@@ -138,6 +138,20 @@ def test_bulk_insert_equals_one_by_one_sqlite(
         batch_size=batch_size,
         interleave=interleave,
     )
+
+
+def test_component_and_error_ids_stay_right_when_their_memo_is_emptied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import costeer_lab.knowledge._kb_v2 as kb_v2
+
+    monkeypatch.setattr(kb_v2, "_ID_MEMO", 2)  # emptied again and again while a batch is built
+    _check_same(lambda name: SQLiteStore(tmp_path / f"{name}.db"), batch_size=17)
+    kb = KnowledgeBaseV2(SQLiteStore(tmp_path / "memo.db"), HashingEmbedder())
+    comps = [f"op:f{i}" for i in range(7)]
+    assert [kb.component_id(c) for c in comps * 2] == [node_id(COMPONENT, c) for c in comps * 2]
+    assert [kb.error_id(e) for e in ERRS * 2] == [node_id(ERROR, e) for e in ERRS * 2]
+    assert len(kb._component_ids) <= 2 and len(kb._error_ids) <= 2
 
 
 def test_bulk_insert_equals_one_by_one_postgres(postgres_url: str) -> None:
