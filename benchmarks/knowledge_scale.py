@@ -5,9 +5,11 @@ fingerprints or returns wrong values; nine tasks in ten end solved), in 10 runs.
 Per size, three fresh processes (so each peak RSS is its own):
 
 * **build**: ``record_stream`` of the attempts generated 1,000 tasks at a time, in its default
-  transactions (5,000 attempts, written by its writer process from the second on)
+  transactions (5,000 attempts, each written by its writer process)
   (``insert_items_per_s``; ``build_peak_rss_mb`` is read right after it, and
-  ``build_writer_peak_rss_mb`` is the writer process's own peak); baseline: the first 500
+  ``build_writer_peak_rss_mb`` is the writer process's own peak; ``insert_parent_cpu_us`` and
+  ``insert_writer_cpu_us``: CPU time, user and system, per attempt of this process and of the
+  writer: the one near 1e6 / ``insert_items_per_s`` is the bottleneck); baseline: the first 500
   attempts recorded one ``record`` call (one transaction) each, on a fresh store
   (``insert_bulk_over_single_ratio``). Then single ``record`` calls on the full KB
   (``record_ms_p50``) against the same on an empty KB (``record_empty_over_full_ratio``: 1
@@ -118,6 +120,14 @@ def attempts(n: int, seed: int, start: int = 0) -> list[AttemptInput]:
     return out
 
 
+def _cpu_s() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its children that ended."""
+    mine, ended = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return mine.ru_utime + mine.ru_stime, ended.ru_utime + ended.ru_stime
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -152,9 +162,11 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
     """Child: insert N tasks in bulk, the one-by-one baseline, single-record costs."""
     emb = get_embedder("hashing")
     kb = KnowledgeBaseV2(SQLiteStore(path), emb)
+    cpu = _cpu_s()
     s = time.perf_counter()
     count = kb.record_stream(_stream(n, seed))  # default batches; never all N in memory
     bulk = count / (time.perf_counter() - s)
+    parent_cpu, writer_cpu = (after - before for after, before in zip(_cpu_s(), cpu, strict=True))
     build_rss = _peak_rss_mb()
     # the writer process record_stream started (ended with the stream): its own peak
     writer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -176,6 +188,8 @@ def _build(path: str, n: int, seed: int) -> dict[str, float]:
     return {
         "attempts": count,
         "insert_items_per_s": bulk,
+        "insert_parent_cpu_us": parent_cpu / count * 1e6,
+        "insert_writer_cpu_us": writer_cpu / count * 1e6,
         "store_bytes_per_task_open": open_size / n,
         "insert_single_items_per_s": one,
         "record_ms_p50": record_full,
@@ -372,6 +386,8 @@ def run_scale(results: Results, sizes: list[int], args: argparse.Namespace) -> N
         add(case, "tasks", n, "tasks")
         add(case, "attempts", b["attempts"], "attempts")
         add(case, "insert_items_per_s", b["insert_items_per_s"], "items/s")
+        add(case, "insert_parent_cpu_us", b["insert_parent_cpu_us"], "us/attempt")
+        add(case, "insert_writer_cpu_us", b["insert_writer_cpu_us"], "us/attempt")
         add(case, "insert_single_items_per_s", b["insert_single_items_per_s"], "items/s")
         results.add_ratio(case, "insert_bulk_over_single_ratio", b["insert_items_per_s"],
                           b["insert_single_items_per_s"])  # fmt: skip

@@ -40,6 +40,9 @@ def test_knowledge_scale_tiny_run(tmp_path: Path) -> None:
                  "serve_peak_rss_mb", "rebuild_peak_rss_mb", "rebuild_whole_peak_rss_mb",
                  "store_bytes_per_task"):  # fmt: skip
         assert rows[name]["value"] > 0
+    assert rows["insert_parent_cpu_us"]["unit"] == "us/attempt"
+    assert rows["insert_parent_cpu_us"]["value"] > 0
+    assert rows["insert_writer_cpu_us"]["value"] == 0  # one short batch: no writer process
     assert rows["index_hnsw"]["value"] == 0  # 200 tasks: below the auto threshold
     assert rows["naive_rows_share"]["value"] == 1
     for ratio in ("insert_bulk_over_single_ratio", "record_empty_over_full_ratio",
